@@ -1,0 +1,1 @@
+"""One thin adapter per composite kind: request in, domain call, response out."""

@@ -1,0 +1,1 @@
+"""Developer tooling: model generation, offline rendering, schema validation. Not served."""

@@ -1,0 +1,1 @@
+"""Typed models of the Modelplane API, generated from apis/. Do not edit."""

@@ -1,0 +1,32 @@
+"""The one place that maps a composite resource's kind to the function that composes it.
+
+Adding a function is adding one module under ``modelplane.compose`` and one line here.
+"""
+
+from modelplane.compose import inference_class
+from modelplane.compose._kit import Compose
+
+__all__ = ["COMPOSERS", "Compose", "kind_for", "names"]
+
+COMPOSERS: dict[str, Compose] = {
+    "InferenceClass": inference_class.compose,
+}
+
+
+def names() -> list[str]:
+    """Return the function names this package serves, one per composite kind.
+
+    Returns:
+        Lower-case kind names, sorted, e.g. ``["inferenceclass", ...]``.
+    """
+    return sorted(kind.lower() for kind in COMPOSERS)
+
+
+def kind_for(name: str) -> str | None:
+    """Return the composite kind a function name serves, or None if it serves none.
+
+    Args:
+        name: A function name as given on the command line, e.g. ``inferenceclass``.
+    """
+    wanted = name.lower().removeprefix("modelplane-function-")
+    return next((kind for kind in COMPOSERS if kind.lower() == wanted), None)

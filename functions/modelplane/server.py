@@ -1,0 +1,62 @@
+"""The gRPC FunctionRunner: find the composite's kind in the registry and run its function."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+
+import grpc
+import structlog
+from crossplane.function import logging, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane import registry
+from modelplane.compose._kit import Compose
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Serves the composition functions of one or more Modelplane kinds.
+
+    Every kind runs the same image; a Function package decides which kinds its pods
+    accept, so one kind's load never slows another's.
+    """
+
+    def __init__(self, composers: Mapping[str, Compose] | None = None) -> None:
+        """Create a runner for the given kinds (default: every registered kind)."""
+        self.composers = dict(registry.COMPOSERS if composers is None else composers)
+        self.log = logging.get_logger()
+
+    async def RunFunction(  # noqa: N802  # the gRPC method name
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Run the function for the request's composite kind."""
+        return run(req, self.composers, self.log)
+
+
+def run(
+    req: fnv1.RunFunctionRequest,
+    composers: Mapping[str, Compose],
+    log: structlog.typing.BindableLogger | None = None,
+) -> fnv1.RunFunctionResponse:
+    """Dispatch one request synchronously; every failure becomes a result, never a crash."""
+    rsp = response.to(req)
+    xr = req.observed.composite.resource
+    kind = xr["kind"] if "kind" in xr else ""
+    name = xr["metadata"]["name"] if "metadata" in xr and "name" in xr["metadata"] else ""
+    logger = (log or logging.get_logger()).bind(tag=req.meta.tag, kind=kind, name=name)
+    compose = composers.get(kind)
+    if compose is None:
+        served = ", ".join(sorted(composers)) or "nothing"
+        what = kind or "an unnamed kind"
+        response.fatal(rsp, f"this function does not compose {what}; it serves {served}")
+        return rsp
+    try:
+        compose(req, rsp)
+    except Exception as exc:  # a bug must surface as a fatal result, not a dropped request
+        logger.error("compose failed", error=str(exc), traceback=traceback.format_exc())
+        failed = response.to(req)
+        response.fatal(failed, f"internal error composing {kind} {name}: {exc}")
+        return failed
+    logger.debug("composed", resources=len(rsp.desired.resources))
+    return rsp
