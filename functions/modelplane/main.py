@@ -62,14 +62,17 @@ def cli(
     composers = select(functions)
     logging.configure(logging.Level.DEBUG if debug else logging.Level.INFO)
     if not insecure and not tls_certs_dir:
-        raise click.UsageError("give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or --insecure")
+        msg = "give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or --insecure"
+        raise click.UsageError(msg)
     creds = None if insecure else runtime.load_credentials(tls_certs_dir or "")
     options = [
         ("grpc.max_receive_message_length", max_message_size),
         ("grpc.max_send_message_length", max_message_size),
     ]
     try:
-        runtime.serve(FunctionRunner(composers), address, creds=creds, insecure=insecure, options=options)
+        runtime.serve(
+            FunctionRunner(composers), address, creds=creds, insecure=insecure, options=options
+        )
     except Exception as exc:
         click.echo(f"modelplane-function: cannot serve on {address}: {exc}", err=True)
         sys.exit(1)

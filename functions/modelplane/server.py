@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping
+from typing import Any
 
 import grpc
-import structlog
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane import registry
 from modelplane.compose._kit import Compose
@@ -37,13 +38,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 def run(
     req: fnv1.RunFunctionRequest,
     composers: Mapping[str, Compose],
-    log: structlog.typing.BindableLogger | None = None,
+    log: Any = None,
 ) -> fnv1.RunFunctionResponse:
     """Dispatch one request synchronously; every failure becomes a result, never a crash."""
     rsp = response.to(req)
-    xr = req.observed.composite.resource
-    kind = xr["kind"] if "kind" in xr else ""
-    name = xr["metadata"]["name"] if "metadata" in xr and "name" in xr["metadata"] else ""
+    kind, name = _identify(req.observed.composite.resource)
     logger = (log or logging.get_logger()).bind(tag=req.meta.tag, kind=kind, name=name)
     compose = composers.get(kind)
     if compose is None:
@@ -60,3 +59,10 @@ def run(
         return failed
     logger.debug("composed", resources=len(rsp.desired.resources))
     return rsp
+
+
+def _identify(xr: structpb.Struct) -> tuple[str, str]:
+    """Return the composite's kind and name, empty where the request lacks them."""
+    kind = xr["kind"] if "kind" in xr else ""  # noqa: SIM401  # a Struct has no .get
+    meta = xr["metadata"] if "metadata" in xr else structpb.Struct()
+    return str(kind), str(meta["name"]) if "name" in meta else ""

@@ -16,7 +16,7 @@ from modelplane.models.inferenceclass import InferenceClass
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Accept the class: condition ``Accepted`` True, composite ready."""
     icl = InferenceClass.model_validate(kit.composite(req))
-    devices = icl.spec.devices or []
+    devices = icl.spec.devices if icl.spec else []
     described = ", ".join(sorted({d.name for d in devices})) or "no devices"
     kit.set_condition(rsp, "Accepted", True, "Accepted", f"publishes {described}")
     kit.set_ready(rsp, True)

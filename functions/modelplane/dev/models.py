@@ -48,7 +48,9 @@ def generate(out: Path) -> list[Path]:
     """Write one module per kind into ``out`` and return their paths."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "__init__.py"]
-    written[0].write_text('"""Typed models of the Modelplane API, generated from apis/. Do not edit."""\n')
+    written[0].write_text(
+        '"""Typed models of the Modelplane API, generated from apis/. Do not edit."""\n'
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for xrd in xrds():
             names = xrd["spec"]["names"]
@@ -89,14 +91,20 @@ def drift() -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         fresh = {p.name for p in generate(Path(tmp))}
         committed = {p.name for p in MODELS.glob("*.py")}
-        changed = [n for n in sorted(fresh & committed) if not filecmp.cmp(Path(tmp) / n, MODELS / n, shallow=False)]
+        changed = [
+            n
+            for n in sorted(fresh & committed)
+            if not filecmp.cmp(Path(tmp) / n, MODELS / n, shallow=False)
+        ]
         return changed + sorted(fresh ^ committed)
 
 
 def main() -> int:
     """Generate the models, or with ``--check`` report drift."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if the committed models are stale")
+    parser.add_argument(
+        "--check", action="store_true", help="fail if the committed models are stale"
+    )
     args = parser.parse_args()
     if args.check:
         stale = drift()

@@ -1,0 +1,1 @@
+"""Kubernetes Dynamic Resource Allocation: devices and CEL device selectors."""

@@ -1,0 +1,75 @@
+"""Offline rendering through the real Crossplane CLI, talking to our functions over gRPC."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from modelplane.dev import render
+
+EXAMPLES = render.ROOT / "examples"
+
+
+def _documents_of_kind(kind: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in sorted(EXAMPLES.rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == kind:
+                found.append((f"{path.relative_to(EXAMPLES)}:{doc['metadata']['name']}", doc))
+    return found
+
+
+def _condition(xr: dict[str, Any], typ: str) -> dict[str, Any]:
+    return next(c for c in xr.get("status", {}).get("conditions", []) if c["type"] == typ)
+
+
+CLASSES = _documents_of_kind("InferenceClass")
+
+
+def test_examples_hold_inference_classes() -> None:
+    assert len(CLASSES) >= 20, "the docs have over twenty InferenceClass manifests"
+
+
+@pytest.mark.crank
+@pytest.mark.parametrize(("where", "xr"), CLASSES, ids=[w for w, _ in CLASSES])
+def test_every_inference_class_example_renders_accepted(
+    functions: render.Functions, where: str, xr: dict[str, Any]
+) -> None:
+    out = render.render(xr, functions)
+    rendered = out[0]
+    assert rendered["kind"] == "InferenceClass", where
+    assert _condition(rendered, "Accepted")["status"] == "True", where
+    assert _condition(rendered, "Ready")["status"] == "True", where
+    assert [d for d in out[1:] if d.get("kind") != "Result"] == [], "a class composes nothing"
+
+
+@pytest.mark.crank
+def test_render_cli_prints_what_it_composes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where, xr = CLASSES[0]
+    example = tmp_path / "class.yaml"
+    example.write_text(yaml.safe_dump(xr))
+    assert render.main([str(example)]) == 0
+    out = capsys.readouterr().out
+    assert f"# ---- InferenceClass {xr['metadata']['name']}" in out, where
+    printed = [d for d in yaml.safe_load_all(out) if d]
+    assert _condition(printed[0], "Accepted")["status"] == "True"
+
+
+def test_render_cli_reports_a_missing_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert render.main(["does/not/exist.yaml"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_fleet_documents_replace_their_inputs() -> None:
+    declared = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "metadata": {"name": "a"},
+    }
+    observed = {**declared, "status": {"gateway": {"address": "203.0.113.1"}}}
+    other = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
+    assert render.overlay([declared], [observed, other]) == [observed, other]
