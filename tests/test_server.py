@@ -98,3 +98,11 @@ def test_same_request_same_bytes() -> None:
     again = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
     assert first == again
     assert as_dict(server.run(req, registry.COMPOSERS))["meta"]["tag"] == "test"
+
+
+def test_malformed_spec_is_fatal_with_the_bad_field() -> None:
+    bad = {**CLASS, "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "count": -1}]}}
+    rsp = server.run(request(bad), registry.COMPOSERS)
+    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    assert len(fatal) == 1
+    assert fatal[0].startswith("invalid InferenceClass l4: spec.devices.0.count:"), fatal[0]

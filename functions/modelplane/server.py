@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import grpc
+import pydantic
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
@@ -52,6 +53,12 @@ def run(
         return rsp
     try:
         compose(req, rsp)
+    except pydantic.ValidationError as exc:
+        # The API server enforces the XRD's schema, so this is a request from an older
+        # or hand-built client; say exactly which fields are wrong.
+        failed = response.to(req)
+        response.fatal(failed, f"invalid {kind} {name}: {_summarize(exc)}")
+        return failed
     except Exception as exc:  # a bug must surface as a fatal result, not a dropped request
         logger.error("compose failed", error=str(exc), traceback=traceback.format_exc())
         failed = response.to(req)
@@ -66,3 +73,13 @@ def _identify(xr: structpb.Struct) -> tuple[str, str]:
     kind = xr["kind"] if "kind" in xr else ""  # noqa: SIM401  # a Struct has no .get
     meta = xr["metadata"] if "metadata" in xr else structpb.Struct()
     return str(kind), str(meta["name"]) if "name" in meta else ""
+
+
+def _summarize(exc: pydantic.ValidationError) -> str:
+    """Return a validation error as one line: each bad field's path and what is wrong."""
+    parts = []
+    for error in exc.errors()[:5]:
+        path = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{path}: {error['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

@@ -1,0 +1,212 @@
+"""InferenceCluster: a GPU cluster of the fleet.
+
+Steps, each waiting for what it needs:
+
+1. Publish ``status.gpuPools`` from the pools' InferenceClasses, for the scheduler.
+2. Provisioned sources: compose the ``<Cloud>Cluster`` (in ``modelplane-system``) that
+   creates the cluster, its GPU pools and a system pool; it reports the kubeconfig
+   Secret once the cluster exists. Existing: the kubeconfig Secret is the user's.
+3. Once the kubeconfig Secret is known: a provider-kubernetes and a provider-helm
+   ClusterProviderConfig named after the cluster, which every workload-cluster object
+   (ModelReplica, ModelCache, ServingStack) names.
+4. A ServingStack on the cluster, which reports the cluster gateway's address.
+
+A pool whose class is missing is not published; a provisioned cluster whose classes
+can't provision it keeps whatever cloud cluster it already has and composes no new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.domain import cluster as domain
+from modelplane.models.inferencecluster import InferenceCluster
+
+GROUP = "modelplane.ai/v1alpha1"
+INFRA = "infrastructure.modelplane.ai/v1alpha1"
+SYSTEM_NAMESPACE = "modelplane-system"
+# The namespace an Existing cluster's kubeconfig (and identity) Secret lives in.
+SECRETS_NAMESPACE = "modelplane-system"
+CLOUD_KEY = "cluster"
+STACK_KEY = "serving-stack"
+PROVIDER_CONFIGS = {
+    "provider-config-kubernetes": "kubernetes.m.crossplane.io/v1alpha1",
+    "provider-config-helm": "helm.m.crossplane.io/v1beta1",
+}
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Publish the pools, provision or adopt the cluster, and install the serving stack."""
+    kit.require(rsp, "classes", GROUP, "InferenceClass")
+    if not kit.was_required(req, "classes"):
+        return  # Crossplane calls again with the classes.
+    xr = kit.composite(req)
+    InferenceCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
+    name, spec = xr["metadata"]["name"], xr["spec"]
+    pools = [_pool(p) for p in spec["nodePools"]]
+    classes = {c["metadata"]["name"]: c.get("spec", {}) for c in kit.required(req, "classes")}
+    status: dict[str, Any] = {}
+    status["gpuPools"], problems = domain.gpu_pools(pools, classes)
+    source = spec["cluster"]["source"]
+    if source in domain.PROVISIONED:
+        problems += domain.provisioning_problems(source, pools, classes)
+    for problem in problems:
+        kit.warn(rsp, str(problem))
+    kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems)
+    if kubeconfig is not None:
+        _provider_configs(rsp, name, kubeconfig, spec["cluster"].get("existing", {}))
+        status["providerConfigRef"] = {"name": name}
+        _serving_stack(rsp, name, source)
+    status.update(_observed_status(req, spec))
+    kit.set_status(rsp, status)
+    _conditions(req, rsp, source, kubeconfig, problems)
+
+
+def _pool(raw: dict[str, Any]) -> domain.Pool:
+    return domain.Pool(
+        name=raw["name"],
+        class_name=raw["className"],
+        node_count=raw["nodeCount"],
+        min_node_count=raw.get("minNodeCount"),
+        max_node_count=raw.get("maxNodeCount"),
+        zones=tuple(raw.get("zones", [])),
+        extra={k: raw[k] for k in ("fabric", "capacityBlock") if k in raw},
+    )
+
+
+def _cloud_cluster(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    name: str,
+    spec: dict[str, Any],
+    pools: list[domain.Pool],
+    classes: dict[str, Any],
+    problems: list[domain.Problem],
+) -> dict[str, Any] | None:
+    """Compose the cloud cluster if provisioned; return the kubeconfig Secret ref once known."""
+    source = spec["cluster"]["source"]
+    if source == "Existing":
+        ref = spec["cluster"]["existing"]["secretRef"]
+        return {"namespace": SECRETS_NAMESPACE, "name": ref["name"], "key": ref["key"]}
+    observed = kit.observed(req, CLOUD_KEY)
+    if problems:
+        if observed is not None:  # never drop a running cluster over a bad edit
+            kit.compose(rsp, CLOUD_KEY, _without_status(observed))
+    else:
+        location = spec["cluster"].get(source.lower(), {})
+        manifest = {
+            "apiVersion": INFRA,
+            "kind": domain.CLUSTER_KINDS[source],
+            "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE},
+            "spec": domain.cloud_cluster_spec(source, location, pools, classes),
+        }
+        kit.compose(rsp, CLOUD_KEY, manifest)
+    ref = ((observed or {}).get("status") or {}).get("kubeconfigSecretRef")
+    return dict(ref) if ref and ref.get("name") else None
+
+
+def _without_status(observed: dict[str, Any]) -> dict[str, Any]:
+    meta = observed.get("metadata", {})
+    kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta}
+    return {**{k: v for k, v in observed.items() if k != "status"}, "metadata": kept}
+
+
+def _provider_configs(
+    rsp: fnv1.RunFunctionResponse, name: str, kubeconfig: dict[str, Any], existing: dict[str, Any]
+) -> None:
+    credentials = {
+        "source": "Secret",
+        "secretRef": {
+            "namespace": kubeconfig.get("namespace", SECRETS_NAMESPACE),
+            "name": kubeconfig["name"],
+            "key": kubeconfig.get("key", "kubeconfig"),
+        },
+    }
+    pc_spec: dict[str, Any] = {"credentials": credentials}
+    identity = existing.get("identitySecretRef")
+    if identity:
+        pc_spec["identity"] = {
+            "type": identity.get("type", "GoogleApplicationCredentials"),
+            "source": "Secret",
+            "secretRef": {
+                "namespace": SECRETS_NAMESPACE,
+                "name": identity["name"],
+                "key": identity["key"],
+            },
+        }
+    for key, api_version in PROVIDER_CONFIGS.items():
+        manifest = {
+            "apiVersion": api_version,
+            "kind": "ClusterProviderConfig",
+            "metadata": {"name": name},
+            "spec": pc_spec,
+        }
+        kit.compose(rsp, key, manifest, ready=True)  # a provider config has no readiness of its own
+
+
+def _serving_stack(rsp: fnv1.RunFunctionResponse, name: str, source: str) -> None:
+    manifest = {
+        "apiVersion": INFRA,
+        "kind": "ServingStack",
+        "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "cloud": source,
+            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": name},
+        },
+    }
+    kit.compose(rsp, STACK_KEY, manifest)
+
+
+def _observed_status(req: fnv1.RunFunctionRequest, spec: dict[str, Any]) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    stack = (kit.observed(req, STACK_KEY) or {}).get("status") or {}
+    address = (stack.get("gateway") or {}).get("address")
+    if address:
+        status["gateway"] = {"address": address}
+    existing = spec["cluster"].get("existing") or {}
+    storage = (existing.get("cache") or {}).get("storageClassName")
+    if storage is None:
+        cloud = (kit.observed(req, CLOUD_KEY) or {}).get("status") or {}
+        storage = (cloud.get("cache") or {}).get("storageClassName")
+    if storage:
+        status["cache"] = {"storageClassName": storage}
+    return status
+
+
+def _ready(resource: dict[str, Any] | None) -> bool:
+    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _conditions(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    source: str,
+    kubeconfig: dict[str, Any] | None,
+    problems: list[domain.Problem],
+) -> None:
+    blocking = [p for p in problems if source in domain.PROVISIONED or p.reason == "ClassNotFound"]
+    if blocking:
+        reason = blocking[0].reason
+        kit.set_condition(rsp, "ClusterReady", False, reason, "; ".join(map(str, blocking)))
+    elif source == "Existing":
+        kit.set_condition(
+            rsp, "ClusterReady", True, "Existing", "reached through its kubeconfig Secret"
+        )
+    elif _ready(kit.observed(req, CLOUD_KEY)):
+        kit.set_condition(rsp, "ClusterReady", True, "Provisioned", f"{source} cluster is ready")
+    else:
+        kit.set_condition(
+            rsp, "ClusterReady", False, "Provisioning", f"waiting for the {source} cluster"
+        )
+    stack = kit.observed(req, STACK_KEY)
+    address = (((stack or {}).get("status") or {}).get("gateway") or {}).get("address")
+    if kubeconfig is None:
+        kit.set_condition(rsp, "BackendReady", False, "WaitingForCluster", "no kubeconfig yet")
+    elif _ready(stack) and address:
+        kit.set_condition(rsp, "BackendReady", True, "Installed", f"gateway at {address}")
+    else:
+        kit.set_condition(rsp, "BackendReady", False, "Installing", "waiting for the serving stack")

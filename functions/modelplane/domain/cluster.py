@@ -1,0 +1,153 @@
+"""InferenceCluster: publish its GPU pools for the scheduler, and plan the cloud cluster.
+
+Pure: it takes the cluster's pools and the InferenceClasses they name as plain values
+and returns plain values; the compose adapter reads and writes the resources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PROVISIONED = ("GKE", "EKS", "AKS", "Nebius", "Vultr")
+
+# The per-cloud field of a class's provisioning block that names the node shape, and
+# the field the cloud cluster's node pool takes it as.
+SHAPE_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "GKE": ("machineType",),
+    "EKS": ("instanceType",),
+    "AKS": ("vmSize",),
+    "Nebius": ("platform", "preset", "driversPreset"),
+    "Vultr": ("plan",),
+}
+CLUSTER_KINDS: Mapping[str, str] = {
+    "GKE": "GKECluster",
+    "EKS": "EKSCluster",
+    "AKS": "AKSCluster",
+    "Nebius": "NebiusCluster",
+    "Vultr": "VultrCluster",
+}
+LOCATION_FIELDS: Mapping[str, str] = {
+    "GKE": "region",
+    "EKS": "region",
+    "AKS": "location",
+    "Vultr": "region",
+}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One GPU pool as the InferenceCluster declares it."""
+
+    name: str
+    class_name: str
+    node_count: int
+    min_node_count: int | None = None
+    max_node_count: int | None = None
+    zones: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)  # fabric, capacityBlock: passed on
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A pool that can't be published or provisioned, and why."""
+
+    pool: str
+    reason: str  # ClassNotFound | NotProvisionable | ProviderMismatch
+    detail: str
+
+    def __str__(self) -> str:
+        """Say what is wrong in the words a platform team uses."""
+        return f"pool {self.pool}: {self.detail}"
+
+
+def schedulable_nodes(pool: Pool) -> int:
+    """Return how many nodes the scheduler may count on (decisions: max if set, else count).
+
+    A pool that starts at zero nodes but may grow is schedulable: its nodes appear when
+    a pod goes Pending.
+    """
+    return pool.max_node_count if pool.max_node_count is not None else pool.node_count
+
+
+def gpu_pools(
+    pools: Sequence[Pool], classes: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Return ``status.gpuPools`` for the pools whose class exists, and the others' problems.
+
+    Args:
+        pools: The cluster's pools, in spec order.
+        classes: InferenceClass specs by class name.
+    """
+    published: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for pool in pools:
+        spec = classes.get(pool.class_name)
+        if spec is None:
+            detail = f"InferenceClass {pool.class_name} not found"
+            problems.append(Problem(pool.name, "ClassNotFound", detail))
+            continue
+        devices = [dict(d) for d in spec.get("devices", [])]
+        published.append({"name": pool.name, "nodes": schedulable_nodes(pool), "devices": devices})
+    return published, problems
+
+
+def provisioning_problems(
+    source: str, pools: Sequence[Pool], classes: Mapping[str, Mapping[str, Any]]
+) -> list[Problem]:
+    """Return why a provisioned cluster's pools can't be created from their classes."""
+    problems: list[Problem] = []
+    for pool in pools:
+        spec = classes.get(pool.class_name)
+        if spec is None:
+            continue  # reported by gpu_pools
+        provisioning = spec.get("provisioning")
+        if provisioning is None:
+            detail = f"InferenceClass {pool.class_name} has no provisioning block; a {source} cluster needs one"
+            problems.append(Problem(pool.name, "NotProvisionable", detail))
+        elif provisioning.get("provider") != source:
+            detail = (
+                f"InferenceClass {pool.class_name} provisions on {provisioning.get('provider')}, "
+                f"not {source}"
+            )
+            problems.append(Problem(pool.name, "ProviderMismatch", detail))
+    return problems
+
+
+def cloud_node_pool(source: str, pool: Pool, provisioning: Mapping[str, Any]) -> dict[str, Any]:
+    """Return one node pool of the cloud cluster's spec, from the pool and its class."""
+    block = provisioning.get(source.lower(), {})
+    node_pool: dict[str, Any] = {"name": pool.name, "nodeCount": pool.node_count}
+    node_pool["minNodeCount"] = (
+        pool.min_node_count if pool.min_node_count is not None else pool.node_count
+    )
+    if pool.max_node_count is not None:
+        node_pool["maxNodeCount"] = pool.max_node_count
+    if pool.zones and source in ("GKE", "EKS"):
+        node_pool["zones"] = list(pool.zones)
+    for key in (*SHAPE_FIELDS[source], "diskSizeGb", "accelerator"):
+        if key in block:
+            node_pool[key] = block[key]
+    node_pool.update(dict(sorted(pool.extra.items())))
+    return node_pool
+
+
+def cloud_cluster_spec(
+    source: str,
+    location: Mapping[str, Any],
+    pools: Sequence[Pool],
+    classes: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Return the spec of the <Cloud>Cluster that provisions ``pools`` on ``source``.
+
+    Call only when :func:`provisioning_problems` found none.
+    """
+    spec: dict[str, Any] = {}
+    if source in LOCATION_FIELDS:
+        key = LOCATION_FIELDS[source]
+        spec[key] = location[key]
+    spec["nodePools"] = [
+        cloud_node_pool(source, pool, classes[pool.class_name]["provisioning"]) for pool in pools
+    ]
+    return spec
