@@ -7,7 +7,6 @@ PY      := $(VENV)/bin/python
 BIN     := $(CURDIR)/bin
 CRANK   := $(BIN)/crank
 export PATH := $(BIN):$(CURDIR)/$(VENV)/bin:$(PATH)
-export GOFLAGS := -mod=mod
 
 EXAMPLE ?= examples/getting-started
 PYTEST_ARGS ?=
@@ -16,14 +15,19 @@ PYTEST_ARGS ?=
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(PY): pyproject.toml
+ORACLE  := $(BIN)/dra-oracle
+
+# A stamp, not the interpreter: .venv/bin/python is a link to the system's.
+INSTALLED := $(VENV)/.installed
+
+$(INSTALLED): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	@touch $(PY)
+	@touch $@
 
 .PHONY: setup
-setup: $(PY) tools ## Create the virtualenv, install the package and the Crossplane CLI.
+setup: $(INSTALLED) tools oracle ## Create the virtualenv, install the package, build the Crossplane CLI and the CEL oracle.
 
 $(CRANK): tools/crank/go.mod tools/crank/go.sum
 	@mkdir -p $(BIN)
@@ -33,12 +37,18 @@ $(CRANK): tools/crank/go.mod tools/crank/go.sum
 .PHONY: tools
 tools: $(CRANK) ## Build the Crossplane CLI (crank) from the Go module proxy into ./bin.
 
+$(ORACLE): tests/oracle/go.mod tests/oracle/go.sum tests/oracle/main.go
+	bash tests/oracle/build.sh
+
+.PHONY: oracle
+oracle: $(ORACLE) ## Build the Go CEL oracle (Kubernetes' own DRA selector code) into ./bin.
+
 .PHONY: demo
-demo: setup ## Render the getting-started fleet offline and show what it composes.
+demo: $(INSTALLED) tools ## Render the getting-started fleet offline and show what it composes.
 	$(PY) -m modelplane.dev.render $(EXAMPLE)
 
 .PHONY: render
-render: $(PY) tools ## Render an example offline: make render EXAMPLE=<dir or file>.
+render: $(INSTALLED) tools ## Render an example offline: make render EXAMPLE=<dir or file>.
 	$(PY) -m modelplane.dev.render $(EXAMPLE)
 
 .PHONY: test
@@ -46,18 +56,18 @@ test: setup ## Run the test suite.
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: lint
-lint: $(PY) ## ruff (lint and format check) and mypy.
+lint: $(INSTALLED) ## ruff (lint and format check) and mypy.
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 .PHONY: fmt
-fmt: $(PY) ## Apply ruff's formatting and safe fixes.
+fmt: $(INSTALLED) ## Apply ruff's formatting and safe fixes.
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 .PHONY: models
-models: $(PY) ## Regenerate the typed models from the XRDs.
+models: $(INSTALLED) ## Regenerate the typed models from the XRDs.
 	$(PY) -m modelplane.dev.models
 
 .PHONY: bench

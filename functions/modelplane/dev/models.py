@@ -88,7 +88,8 @@ def _codegen(source: Path, target: Path, header: str) -> None:
 
 def drift() -> list[str]:
     """Return the model files that a fresh generation would change, add or remove."""
-    with tempfile.TemporaryDirectory() as tmp:
+    # Beside the models, so the formatter finds the repository's ruff settings.
+    with tempfile.TemporaryDirectory(dir=MODELS.parent) as tmp:
         fresh = {p.name for p in generate(Path(tmp))}
         committed = {p.name for p in MODELS.glob("*.py")}
         changed = [
@@ -111,10 +112,16 @@ def main() -> int:
         for name in stale:
             print(f"stale model: functions/modelplane/models/{name} (run `make models`)")
         return 1 if stale else 0
-    for old in MODELS.glob("*.py"):
-        old.unlink()
-    for path in generate(MODELS):
-        print(path.relative_to(ROOT))
+    # Generate aside (beside the models, for the same ruff settings), then swap each
+    # file in: a concurrent import never sees a missing or half-written model.
+    with tempfile.TemporaryDirectory(dir=MODELS.parent) as tmp:
+        fresh = {path.name: path for path in generate(Path(tmp))}
+        for old in MODELS.glob("*.py"):
+            if old.name not in fresh:
+                old.unlink()
+        for name, path in sorted(fresh.items()):
+            path.replace(MODELS / name)
+            print((MODELS / name).relative_to(ROOT))
     return 0
 
 
