@@ -10,13 +10,16 @@ What a PATH holds:
 
 - a file: every document in it;
 - a folder: the ``*.yaml`` files directly in it (sub-folders are other variants, such
-  as the docs' per-cloud tabs, and are not read), plus ``fleet/`` below it.
+  as the docs' per-cloud tabs, and are not read), plus ``fleet/`` and ``observed/``
+  below it.
 
 Every Modelplane composite among those documents is rendered. Every document, and
 everything under ``fleet/``, is also offered to the functions as a required resource,
 so a ModelService finds its ModelEndpoints and a ModelDeployment its InferenceClusters.
 A ``fleet/`` document replaces an input document of the same kind and name: it is the
-observed state (with ``status``) of what the input declares.
+observed state (with ``status``) of what the input declares. ``observed/`` holds the
+composite's observed composed resources (annotated with their
+``crossplane.io/composition-resource-name``), as on a later reconcile.
 """
 
 from __future__ import annotations
@@ -234,15 +237,20 @@ def render_path(path: Path, *, shared: bool = False) -> list[tuple[Doc, list[Doc
         One (composite, rendered documents) pair per composite, in file order.
     """
     inputs = load_documents(path)
-    fleet_dir = path / "fleet" if path.is_dir() else path.parent / "fleet"
-    fleet = [d for f in sorted(fleet_dir.rglob("*.yaml")) for d in load_documents(f)]
+    base = path if path.is_dir() else path.parent
+    fleet = _load_tree(base / "fleet")
+    observed = _load_tree(base / "observed")
     composites = [d for d in inputs if is_composite(d) and d.get("kind") in registry.COMPOSERS]
     required = overlay(inputs, fleet)
     results: list[tuple[Doc, list[Doc]]] = []
     with serve({str(d["kind"]) for d in composites}, shared=shared) as functions:
         for xr in composites:
-            results.append((xr, render(xr, functions, required=required)))
+            results.append((xr, render(xr, functions, required=required, observed=observed)))
     return results
+
+
+def _load_tree(folder: Path) -> list[Doc]:
+    return [d for f in sorted(folder.rglob("*.yaml")) for d in load_documents(f)]
 
 
 def _skipped(path: Path) -> list[str]:

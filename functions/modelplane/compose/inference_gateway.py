@@ -1,0 +1,310 @@
+"""InferenceGateway: the control plane's front door, Traefik behind one Gateway API Gateway.
+
+The singleton ``default`` installs, step by step, each step composed only once the one
+before it is ready in the observed state (and kept from then on, so a flapping
+condition never tears a working install down):
+
+1. **Gateway API CRDs**: a provider-helm Release of Envoy Gateway's
+   ``gateway-crds-helm`` chart with only the standard-channel Gateway API CRDs enabled
+   (no Envoy Gateway CRDs). A dedicated CRD chart keeps the CRDs in its templates, so
+   Helm upgrades them, and makes them one Release's job: the Traefik chart stopped
+   bundling them (and ``traefik-crds`` is deprecated), and Helm never upgrades CRDs it
+   installed from a chart's ``crds/`` folder. The chart version is pinned here
+   (:data:`GATEWAY_API_CRDS_VERSION`), as the API has no field for it. A Release
+   references a chart by name and version; nothing is downloaded when rendering.
+2. **Traefik** (with ``loadBalancer: MetalLB``, also **MetalLB**, in parallel): Release
+   ``traefik`` of chart ``traefik`` at ``spec.traefik.version`` into
+   ``traefik-system`` (so its Service is ``traefik-system/traefik``), with the
+   Kubernetes Gateway provider on, the CRD and Ingress providers off, no chart-made
+   Gateway or GatewayClass (this function makes its own), and ``skipCRDs``: step 1
+   owns the Gateway API CRDs, and the Traefik CRDs are not used. Traefik copies its
+   Service's load-balancer address to the Gateway's status.
+3. **MetalLB's address pool**, once MetalLB is ready: an IPAddressPool from
+   ``spec.traefik.metallb.addressPool`` and an L2Advertisement of it.
+4. **GatewayClass and Gateway**, once Traefik is ready: GatewayClass ``modelplane``
+   (controller ``traefik.io/gateway-controller``) and Gateway ``modelplane`` in
+   ``modelplane-system`` with one HTTP listener, ``http``, that admits HTTPRoutes from
+   every namespace (each ModelService's route lives in its own namespace). The
+   listener's port is 8000, Traefik's ``web`` entry point, because Traefik's Gateway
+   provider binds listeners to entry points by port; its Service exposes that entry
+   point on port 80, so clients use ``http://<address>/``.
+
+``status.address`` is the Gateway's ``status.addresses[0].value``; ``ControllerReady``
+is True once the Gateway is programmed and has an address. Any name but ``default``
+composes nothing and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.domain import routing
+from modelplane.models.inferencegateway import InferenceGateway
+
+SINGLETON = "default"
+
+HELM_API = "helm.m.crossplane.io/v1beta1"
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+METALLB_API = "metallb.io/v1beta1"
+PROVIDER_CONFIG = {"kind": "ClusterProviderConfig", "name": "default"}
+
+GATEWAY_API_CRDS_CHART = "gateway-crds-helm"
+GATEWAY_API_CRDS_REPOSITORY = "oci://docker.io/envoyproxy"
+GATEWAY_API_CRDS_VERSION = "v1.7.0"
+"""Envoy Gateway v1.7's CRD chart carries Gateway API v1.4.1, the API Traefik v3.6 serves."""
+
+TRAEFIK_REPOSITORY = "https://traefik.github.io/charts"
+DEFAULT_TRAEFIK_VERSION = "40.2.0"
+"""The XRD's default for spec.traefik.version, for a composite that reaches us without it."""
+TRAEFIK_NAMESPACE = "traefik-system"
+TRAEFIK_WEB_PORT = 8000
+GATEWAY_CONTROLLER = "traefik.io/gateway-controller"
+
+METALLB_REPOSITORY = "https://metallb.github.io/metallb"
+METALLB_VERSION = "0.15.2"
+"""The MetalLB chart, pinned: the API has no field for it."""
+METALLB_NAMESPACE = "metallb-system"
+POOL_NAME = "modelplane"
+
+CRDS = "gateway-api-crds"
+TRAEFIK = "traefik"
+METALLB = "metallb"
+POOL = "metallb-pool"
+ADVERTISEMENT = "metallb-l2advertisement"
+GATEWAY_CLASS = "gatewayclass"
+GATEWAY = "gateway"
+
+
+Readiness = Callable[[Mapping[str, Any] | None], bool]
+"""Tells from a composed resource's observed state whether it is ready."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the spec asks for."""
+
+    traefik_version: str
+    metallb_pool: str | None
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Compose the next install steps and report how far the gateway has come."""
+    gateway = InferenceGateway.model_validate(kit.composite(req))
+    name = str((gateway.metadata or {}).get("name", ""))
+    if name != SINGLETON:
+        message = (
+            f'the InferenceGateway is a singleton named "{SINGLETON}"; '
+            f'this one is named "{name}" and installs nothing'
+        )
+        kit.set_condition(rsp, "ControllerReady", False, "NotSingleton", message)
+        kit.warn(rsp, message)
+        kit.set_ready(rsp, False)
+        return
+    settings = read_settings(gateway)
+    waiting = _compose_steps(req, rsp, settings)
+    address = gateway_address(kit.observed(req, GATEWAY))
+    if address:
+        kit.set_status(rsp, {"address": address})
+    ready = waiting is None and bool(address)
+    if ready:
+        kit.set_condition(rsp, "ControllerReady", True, "Ready", f"Traefik serves {address}")
+    else:
+        reason, message = waiting or ("WaitingForAddress", "the Gateway has no address yet")
+        kit.set_condition(rsp, "ControllerReady", False, reason, message)
+    kit.set_ready(rsp, ready)
+
+
+def read_settings(gateway: InferenceGateway) -> Settings:
+    """Return the chart version and, with MetalLB, its address pool."""
+    traefik = gateway.spec.traefik if gateway.spec else None
+    if traefik is None:
+        return Settings(traefik_version=DEFAULT_TRAEFIK_VERSION, metallb_pool=None)
+    metallb = traefik.load_balancer == "MetalLB" and traefik.metallb is not None
+    return Settings(
+        traefik_version=traefik.version or DEFAULT_TRAEFIK_VERSION,
+        metallb_pool=traefik.metallb.address_pool if metallb and traefik.metallb else None,
+    )
+
+
+def _compose_steps(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, settings: Settings
+) -> tuple[str, str] | None:
+    """Compose every step whose prerequisites are ready; return what is still awaited."""
+    waiting: list[tuple[str, str]] = []
+    crds_ready = _step(req, rsp, CRDS, crds_release(), _release_ready)
+    if not crds_ready:
+        waiting.append(("InstallingGatewayAPI", "installing the Gateway API CRDs"))
+    traefik_ready = False
+    if crds_ready or _exists(req, TRAEFIK):
+        traefik_ready = _step(req, rsp, TRAEFIK, traefik_release(settings), _release_ready)
+    if not traefik_ready:
+        waiting.append(("InstallingTraefik", f"installing Traefik {settings.traefik_version}"))
+    if settings.metallb_pool is not None:
+        metallb_ready = _step(req, rsp, METALLB, metallb_release(), _release_ready)
+        pool_ready = False
+        if metallb_ready or _exists(req, POOL):
+            pool_ready = _step(req, rsp, POOL, address_pool(settings.metallb_pool), _exists_ready)
+            pool_ready &= _step(req, rsp, ADVERTISEMENT, l2_advertisement(), _exists_ready)
+        if not (metallb_ready and pool_ready):
+            pool = settings.metallb_pool
+            waiting.append(("InstallingMetalLB", f"installing MetalLB with the pool {pool}"))
+    if traefik_ready or _exists(req, GATEWAY):
+        class_ok = _step(req, rsp, GATEWAY_CLASS, gateway_class(), _condition_ready("Accepted"))
+        gateway_ok = _step(req, rsp, GATEWAY, gateway(), _condition_ready("Programmed"))
+        if not (class_ok and gateway_ok):
+            waiting.append(("GatewayPending", "waiting for Traefik to program the Gateway"))
+    return waiting[0] if waiting else None
+
+
+def _step(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    key: str,
+    manifest: Mapping[str, Any],
+    is_ready: Readiness,
+) -> bool:
+    ready = bool(is_ready(kit.observed(req, key)))
+    kit.compose(rsp, key, manifest, ready=ready)
+    return ready
+
+
+def _exists(req: fnv1.RunFunctionRequest, key: str) -> bool:
+    return kit.observed(req, key) is not None
+
+
+def _exists_ready(observed: Mapping[str, Any] | None) -> bool:
+    return observed is not None
+
+
+def _conditions(observed: Mapping[str, Any] | None) -> dict[str, str]:
+    status = (observed or {}).get("status") or {}
+    return {str(c.get("type")): str(c.get("status")) for c in status.get("conditions") or []}
+
+
+def _release_ready(observed: Mapping[str, Any] | None) -> bool:
+    return _conditions(observed).get("Ready") == "True"
+
+
+def _condition_ready(kind: str) -> Readiness:
+    def ready(observed: Mapping[str, Any] | None) -> bool:
+        return _conditions(observed).get(kind) == "True"
+
+    return ready
+
+
+def gateway_address(observed: Mapping[str, Any] | None) -> str:
+    """Return the Gateway's first status address ("" until it has one)."""
+    addresses = ((observed or {}).get("status") or {}).get("addresses") or []
+    return str((addresses[0] or {}).get("value") or "") if addresses else ""
+
+
+def _release(name: str, namespace: str, chart: Mapping[str, str], **params: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": HELM_API,
+        "kind": "Release",
+        "metadata": {"name": name, "namespace": routing.GATEWAY_NAMESPACE},
+        "spec": {
+            "providerConfigRef": dict(PROVIDER_CONFIG),
+            "forProvider": {"chart": dict(chart), "namespace": namespace, **params},
+        },
+    }
+
+
+def crds_release() -> dict[str, Any]:
+    """Return the Release that installs the standard-channel Gateway API CRDs."""
+    chart = {
+        "name": GATEWAY_API_CRDS_CHART,
+        "repository": GATEWAY_API_CRDS_REPOSITORY,
+        "version": GATEWAY_API_CRDS_VERSION,
+    }
+    values = {
+        "crds": {
+            "gatewayAPI": {"enabled": True, "channel": "standard"},
+            "envoyGateway": {"enabled": False},
+        }
+    }
+    return _release(CRDS, routing.GATEWAY_NAMESPACE, chart, values=values)
+
+
+def traefik_release(settings: Settings) -> dict[str, Any]:
+    """Return the Release that installs Traefik with its Gateway API provider."""
+    chart = {
+        "name": "traefik",
+        "repository": TRAEFIK_REPOSITORY,
+        "version": settings.traefik_version,
+    }
+    values = {
+        "providers": {
+            "kubernetesGateway": {"enabled": True},
+            "kubernetesCRD": {"enabled": False},
+            "kubernetesIngress": {"enabled": False},
+        },
+        "gateway": {"enabled": False},
+        "gatewayClass": {"enabled": False},
+        "ingressClass": {"enabled": False},
+    }
+    return _release(TRAEFIK, TRAEFIK_NAMESPACE, chart, skipCRDs=True, values=values)
+
+
+def metallb_release() -> dict[str, Any]:
+    """Return the Release that installs MetalLB."""
+    chart = {"name": "metallb", "repository": METALLB_REPOSITORY, "version": METALLB_VERSION}
+    return _release(METALLB, METALLB_NAMESPACE, chart)
+
+
+def address_pool(addresses: str) -> dict[str, Any]:
+    """Return the MetalLB IPAddressPool the gateway's Service takes its address from."""
+    return {
+        "apiVersion": METALLB_API,
+        "kind": "IPAddressPool",
+        "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
+        "spec": {"addresses": [addresses]},
+    }
+
+
+def l2_advertisement() -> dict[str, Any]:
+    """Return the L2Advertisement that announces the pool on the local network."""
+    return {
+        "apiVersion": METALLB_API,
+        "kind": "L2Advertisement",
+        "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
+        "spec": {"ipAddressPools": [POOL_NAME]},
+    }
+
+
+def gateway_class() -> dict[str, Any]:
+    """Return the GatewayClass Traefik's Gateway provider serves."""
+    return {
+        "apiVersion": GATEWAY_API,
+        "kind": "GatewayClass",
+        "metadata": {"name": routing.GATEWAY_NAME},
+        "spec": {"controllerName": GATEWAY_CONTROLLER},
+    }
+
+
+def gateway() -> dict[str, Any]:
+    """Return the control-plane Gateway every ModelService's HTTPRoute attaches to."""
+    return {
+        "apiVersion": GATEWAY_API,
+        "kind": "Gateway",
+        "metadata": {"name": routing.GATEWAY_NAME, "namespace": routing.GATEWAY_NAMESPACE},
+        "spec": {
+            "gatewayClassName": routing.GATEWAY_NAME,
+            "listeners": [
+                {
+                    "name": routing.GATEWAY_LISTENER,
+                    "protocol": "HTTP",
+                    "port": TRAEFIK_WEB_PORT,
+                    "allowedRoutes": {
+                        "namespaces": {"from": "All"},
+                        "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
+                    },
+                }
+            ],
+        },
+    }
