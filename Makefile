@@ -27,7 +27,7 @@ $(INSTALLED): pyproject.toml
 	@touch $@
 
 .PHONY: setup
-setup: $(INSTALLED) tools oracle ## Create the virtualenv, install the package, build the Crossplane CLI and the CEL oracle.
+setup: $(INSTALLED) tools oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
 
 $(CRANK): tools/crank/go.mod tools/crank/go.sum
 	@mkdir -p $(BIN)
@@ -42,6 +42,10 @@ $(ORACLE): tests/oracle/go.mod tests/oracle/go.sum tests/oracle/main.go
 
 .PHONY: oracle
 oracle: $(ORACLE) ## Build the Go CEL oracle (Kubernetes' own DRA selector code) into ./bin.
+
+.PHONY: schemas
+schemas: ## Fetch the pinned CRDs and OpenAPI that composed objects are validated against.
+	bash tools/schemas/fetch.sh
 
 .PHONY: demo
 demo: $(INSTALLED) tools ## Render the getting-started fleet offline and show what it composes.

@@ -1,0 +1,228 @@
+"""ModelReplica: one serving instance, composed onto its workload cluster.
+
+The steps: read the replica; require its InferenceCluster (for the provider config
+that reaches the cluster, and its gateway) and its ModelCache, if it has one; wait,
+composing nothing, while the cluster or its provider config is missing; plan the
+workload (see ``modelplane.domain.workload``); compose every Object; and judge from the
+Objects' conditions whether the replica is applied (``ModelAccepted``) and serves
+(``ModelReady``). The replica is Ready only when it serves and its route is accepted.
+
+The ModelCache's PVC on the cluster is named by ``workload.cache_claim(<cache>)``, in
+the namespace named like the cache's, so the replica composes its engines without
+waiting for the cache: Kubernetes holds the pods until the PVC exists. While the cache
+is missing or not Ready on the cluster, ``ModelReady`` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.domain import workload
+from modelplane.models.modelreplica import Member as MemberModel
+from modelplane.models.modelreplica import ModelReplica
+from modelplane.models.modelreplica import Spec as ReplicaSpec
+
+CLUSTER = "cluster"
+CACHE = "model-cache"
+ACCEPTED = "ModelAccepted"
+READY = "ModelReady"
+LISTED = 3
+"""How many objects a condition message names before it summarises the rest."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A condition's reason and message: why the replica waits, or what holds it back."""
+
+    reason: str
+    message: str
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Compose the replica's workload on its cluster and report how far along it is."""
+    xr = kit.composite(req)
+    try:
+        replica = ModelReplica.model_validate(xr).spec
+    except pydantic.ValidationError as err:
+        _hold(rsp, Notice("InvalidSpec", f"the ModelReplica is invalid: {err}"), warn=True)
+        return
+    if replica is None:
+        _hold(rsp, Notice("InvalidSpec", "the ModelReplica has no spec"), warn=True)
+        return
+    namespace = str((xr.get("metadata") or {}).get("namespace") or "default")
+    _require(rsp, replica, namespace)
+    cluster = _cluster(req, replica)
+    if isinstance(cluster, Notice):
+        _hold(rsp, cluster)
+        return
+    claim, cache_note = _cache(req, replica, cluster.name)
+    try:
+        composed = workload.plan(_replica(xr, replica, namespace, claim), cluster)
+    except workload.SpecError as err:
+        _hold(rsp, Notice("InvalidSpec", str(err)), warn=True)
+        return
+    for item in composed:
+        kit.compose(rsp, item.key, item.resource)
+    _report(rsp, workload.judge(composed, _observed(req, composed)), cluster.name, cache_note)
+
+
+def _require(rsp: fnv1.RunFunctionResponse, replica: ReplicaSpec, namespace: str) -> None:
+    kit.require(
+        rsp, CLUSTER, "modelplane.ai/v1alpha1", "InferenceCluster",
+        match_name=replica.cluster_name,
+    )  # fmt: skip
+    if replica.model_cache_ref:
+        kit.require(
+            rsp, CACHE, "modelplane.ai/v1alpha1", "ModelCache",
+            match_name=replica.model_cache_ref.name, namespace=namespace,
+        )  # fmt: skip
+
+
+def _cluster(req: fnv1.RunFunctionRequest, replica: ReplicaSpec) -> workload.Cluster | Notice:
+    name = replica.cluster_name
+    found = kit.required(req, CLUSTER)
+    if not found:
+        return Notice("ClusterNotFound", f"waiting for InferenceCluster {name}")
+    status = found[0].get("status") or {}
+    ref = status.get("providerConfigRef") or {}
+    if not ref.get("name"):
+        message = (
+            f"waiting for InferenceCluster {name} to publish the provider config that "
+            "reaches it (status.providerConfigRef.name)"
+        )
+        return Notice("ProviderConfigPending", message)
+    gateway = status.get("gateway") or {}
+    kind = ref.get("kind") or workload.ProviderConfigKind.CLUSTER.value
+    return workload.Cluster(
+        name=name,
+        provider_config=str(ref["name"]),
+        provider_config_kind=workload.ProviderConfigKind(kind),
+        gateway_name=str(gateway.get("name") or workload.GATEWAY_NAME),
+        gateway_namespace=str(gateway.get("namespace") or workload.GATEWAY_NAMESPACE),
+    )
+
+
+def _cache(
+    req: fnv1.RunFunctionRequest, replica: ReplicaSpec, cluster: str
+) -> tuple[str | None, Notice | None]:
+    """Return the cache's PVC name, and why the cache is not ready on ``cluster`` yet."""
+    ref = replica.model_cache_ref
+    if ref is None:
+        return None, None
+    claim = workload.cache_claim(ref.name)
+    found = kit.required(req, CACHE)
+    if not found:
+        return claim, Notice("ModelCacheNotFound", f"ModelCache {ref.name} does not exist")
+    clusters = (found[0].get("status") or {}).get("clusters") or []
+    phase = next((str(c.get("phase")) for c in clusters if c.get("name") == cluster), "Pending")
+    if phase != "Ready":
+        message = f"ModelCache {ref.name} is {phase} on {cluster}"
+        return claim, Notice("ModelCacheNotReady", message)
+    return claim, None
+
+
+def _replica(
+    xr: Mapping[str, Any], replica: ReplicaSpec, namespace: str, claim: str | None
+) -> workload.Replica:
+    labels = (xr.get("metadata") or {}).get("labels") or {}
+    serving = replica.serving
+    return workload.Replica(
+        name=str(xr["metadata"]["name"]),
+        namespace=namespace,
+        engines=tuple(
+            workload.Engine(
+                name=engine.name,
+                members=tuple(_member(m) for m in engine.members),
+                copies=engine.copies or 1,
+                phase=workload.Phase(engine.phase) if engine.phase else None,
+            )
+            for engine in replica.engines
+        ),
+        serving_mode=workload.ServingMode(serving.mode if serving and serving.mode else "Unified"),
+        deployment=labels.get("modelplane.ai/deployment"),
+        cache_claim=claim,
+    )
+
+
+def _member(member: MemberModel) -> workload.Member:
+    return workload.Member(
+        role=workload.Role(member.role),
+        template=member.template.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        node_pool=member.node_pool_name,
+        device_requests=tuple(
+            workload.DeviceRequest(
+                name=r.name,
+                device_class_name=r.device_class_name,
+                count=r.count,
+                selectors=tuple(s.cel for s in r.selectors or ()),
+            )
+            for r in member.device_requests or ()
+        ),
+        worker_nodes=member.worker.nodes if member.worker else 0,
+    )
+
+
+def _observed(
+    req: fnv1.RunFunctionRequest, composed: Sequence[workload.Composed]
+) -> dict[str, workload.Observed]:
+    seen = {}
+    for item in composed:
+        found = kit.observed(req, item.key)
+        if found is None:
+            continue
+        conditions = {c.get("type"): c for c in (found.get("status") or {}).get("conditions") or []}
+        synced = conditions.get("Synced") or {}
+        ready = conditions.get("Ready") or {}
+        seen[item.key] = workload.Observed(
+            synced=_truth(synced.get("status")),
+            ready=_truth(ready.get("status")),
+            message=str(synced.get("message") or ""),
+        )
+    return seen
+
+
+def _truth(status: object) -> bool | None:
+    return {"True": True, "False": False}.get(str(status))
+
+
+def _report(
+    rsp: fnv1.RunFunctionResponse, verdict: workload.Verdict, cluster: str, cache: Notice | None
+) -> None:
+    if verdict.accepted:
+        kit.set_condition(rsp, ACCEPTED, True, "Applied", f"every object is applied on {cluster}")
+    elif all(why == workload.NOT_CREATED for _, why in verdict.unapplied):
+        message = f"creating {len(verdict.unapplied)} objects on {cluster}"
+        kit.set_condition(rsp, ACCEPTED, False, "Applying", message)
+    else:
+        unapplied = [f"{what} ({why})" for what, why in verdict.unapplied]
+        message = f"applying on {cluster}: {_listed(unapplied)}"
+        kit.set_condition(rsp, ACCEPTED, False, "Applying", message)
+    if verdict.serving:
+        kit.set_condition(rsp, READY, True, "Available", "every engine workload is available")
+    else:
+        message = f"waiting for {_listed(list(verdict.starting))} to become available"
+        if cache is None:
+            kit.set_condition(rsp, READY, False, "ModelStarting", message)
+        else:  # the engines can't load weights that aren't there yet
+            kit.set_condition(rsp, READY, False, cache.reason, f"{cache.message}; {message}")
+    kit.set_ready(rsp, verdict.ready)
+
+
+def _hold(rsp: fnv1.RunFunctionResponse, hold: Notice, *, warn: bool = False) -> None:
+    kit.set_condition(rsp, ACCEPTED, False, hold.reason, hold.message)
+    kit.set_condition(rsp, READY, False, hold.reason, "nothing runs until the replica is accepted")
+    kit.set_ready(rsp, False)
+    if warn:
+        kit.warn(rsp, hold.message)
+
+
+def _listed(items: list[str]) -> str:
+    if len(items) <= LISTED:
+        return ", ".join(items)
+    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more"

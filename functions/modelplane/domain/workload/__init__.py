@@ -1,0 +1,50 @@
+"""A ModelReplica's serving workload on its workload cluster, for every topology.
+
+``plan(replica, cluster)`` returns every provider-kubernetes Object the replica
+composes; ``judge(plan, observed)`` says whether it is applied and whether it serves.
+The modules, in the order a request meets them: ``routing`` (the HTTPRoute and, for
+PrefillDecode, llm-d's InferencePool and endpoint picker), ``engines`` (a Deployment
+or LeaderWorkerSet per engine, its Service and claims), ``pods`` (what every pod
+gets), ``objects`` (the Object wrapper), ``names`` (names and labels).
+"""
+
+from modelplane.domain.workload.names import cache_claim
+from modelplane.domain.workload.plan import Composed, InvalidReplicaError, plan
+from modelplane.domain.workload.spec import (
+    GATEWAY_NAME,
+    GATEWAY_NAMESPACE,
+    Cluster,
+    DeviceRequest,
+    Engine,
+    Member,
+    Phase,
+    ProviderConfigKind,
+    Replica,
+    Role,
+    ServingMode,
+    SpecError,
+)
+from modelplane.domain.workload.verdict import NOT_CREATED, Observed, Verdict, judge
+
+__all__ = [
+    "GATEWAY_NAME",
+    "GATEWAY_NAMESPACE",
+    "NOT_CREATED",
+    "Cluster",
+    "Composed",
+    "DeviceRequest",
+    "Engine",
+    "InvalidReplicaError",
+    "Member",
+    "Observed",
+    "Phase",
+    "ProviderConfigKind",
+    "Replica",
+    "Role",
+    "ServingMode",
+    "SpecError",
+    "Verdict",
+    "cache_claim",
+    "judge",
+    "plan",
+]

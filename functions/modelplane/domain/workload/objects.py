@@ -1,0 +1,94 @@
+"""Wrap each workload-cluster manifest in a provider-kubernetes Object.
+
+The Object (a namespaced managed resource in the replica's namespace on the control
+cluster) names the cluster's provider config and carries the manifest; its ``Ready``
+condition follows the wrapped object's own status, so the replica reads readiness off
+its composed Objects alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.domain.workload import names
+from modelplane.domain.workload.engines import Manifest, Readiness
+from modelplane.domain.workload.spec import Cluster, Replica
+
+API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+KIND = "Object"
+
+AVAILABLE_QUERY = (
+    "has(object.status) && has(object.status.conditions) && "
+    'object.status.conditions.exists(c, c.type == "Available" && c.status == "True")'
+)
+"""Deployments and LeaderWorkerSets report ``Available`` once enough pods are ready."""
+ACCEPTED_QUERY = (
+    "has(object.status) && has(object.status.parents) && object.status.parents.exists(p, "
+    'has(p.conditions) && p.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
+)
+"""A route carries traffic once a parent Gateway has accepted it."""
+
+KEEP = ("Observe", "Create", "Update", "LateInitialize")
+"""Every management policy but Delete: for objects other replicas share."""
+
+
+def wrap(
+    replica: Replica, cluster: Cluster, manifest: Manifest, *, keep: bool = False
+) -> dict[str, Any]:
+    """Return the Object that applies ``manifest`` on the replica's cluster.
+
+    Args:
+        replica: The replica the Object belongs to (it lives in the replica's namespace).
+        cluster: The cluster, whose provider config the Object names.
+        manifest: The object to apply, and how its readiness is judged.
+        keep: Never delete the wrapped object, even when the Object goes away.
+    """
+    spec: dict[str, Any] = {
+        "forProvider": {"manifest": dict(manifest.manifest)},
+        "providerConfigRef": {
+            "kind": cluster.provider_config_kind.value,
+            "name": cluster.provider_config,
+        },
+        "readiness": _readiness(manifest.readiness),
+    }
+    if keep:
+        spec["managementPolicies"] = list(KEEP)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "labels": dict(sorted(names.base_labels(replica).items())),
+            "name": object_name(replica, manifest.key),
+            "namespace": replica.namespace,
+        },
+        "spec": spec,
+    }
+
+
+def object_name(replica: Replica, key: str) -> str:
+    """Name the Object of the composed resource ``key`` (unique among the namespace's)."""
+    return names.fit(f"{replica.name}-{key}")
+
+
+def namespace(replica: Replica) -> Manifest:
+    """Return the engine namespace, named like the replica's own."""
+    manifest: Mapping[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "labels": {names.LABEL_MANAGED_BY: names.MANAGED_BY},
+            "name": replica.namespace,
+        },
+    }
+    return Manifest("namespace", manifest)
+
+
+def _readiness(readiness: Readiness) -> dict[str, str]:
+    match readiness:
+        case Readiness.AVAILABLE:
+            return {"celQuery": AVAILABLE_QUERY, "policy": "DeriveFromCelQuery"}
+        case Readiness.ACCEPTED:
+            return {"celQuery": ACCEPTED_QUERY, "policy": "DeriveFromCelQuery"}
+        case Readiness.CREATED:
+            return {"policy": "SuccessfulCreate"}

@@ -1,0 +1,270 @@
+"""How a request reaches the replica's engines from the workload cluster's gateway.
+
+An HTTPRoute on the cluster's Gateway (``modelplane/modelplane-system`` unless the
+InferenceCluster names another) matches ``/<namespace>/<replica>/`` and rewrites it to
+``/`` before the engines. A Unified replica's route goes to its engines' Services; a
+PrefillDecode replica's route goes to an InferencePool whose llm-d endpoint picker
+sends every request to a prefill pod first and then to a decode pod, whose routing
+sidecar pulls the KV cache from the prefill pod over NIXL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from modelplane.domain.workload import engines, names, pods
+from modelplane.domain.workload.engines import Manifest, Readiness
+from modelplane.domain.workload.spec import Cluster, Replica, ServingMode
+
+POOL_GROUP = "inference.networking.k8s.io"
+EPP_IMAGE = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.7.1"
+"""llm-d's endpoint picker; the plugin names in EPP_CONFIG are this release's."""
+EPP_GRPC_PORT = 9002
+EPP_HEALTH_PORT = 9003
+EPP_METRICS_PORT = 9090
+EPP_CONFIG_FILE = "pd-config.yaml"
+EPP_CONFIG = """\
+apiVersion: inference.networking.x-k8s.io/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: disagg-headers-handler
+- type: prefill-filter
+- type: decode-filter
+- type: queue-scorer
+- type: max-score-picker
+- type: always-disagg-pd-decider
+- type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: always-disagg-pd-decider
+schedulingProfiles:
+- name: prefill
+  plugins:
+  - pluginRef: prefill-filter
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+- name: decode
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+"""
+"""Every request is disaggregated: the prefill profile picks a prefill pod, the decode
+profile a decode pod, each the least queued (``llm-d.ai/role`` tells them apart)."""
+
+
+def path_prefix(replica: Replica) -> str:
+    """Return the path the replica answers on at its cluster's gateway."""
+    return f"/{replica.namespace}/{replica.name}/"
+
+
+def route(replica: Replica, cluster: Cluster) -> Manifest:
+    """Return the HTTPRoute from the cluster's gateway to the replica's engines."""
+    spec: dict[str, Any] = {
+        "parentRefs": [
+            {
+                "group": "gateway.networking.k8s.io",
+                "kind": "Gateway",
+                "name": cluster.gateway_name,
+                "namespace": cluster.gateway_namespace,
+            }
+        ],
+        "rules": [
+            {
+                "backendRefs": _backends(replica),
+                "filters": [
+                    {
+                        "type": "URLRewrite",
+                        "urlRewrite": {
+                            "path": {"replacePrefixMatch": "/", "type": "ReplacePrefixMatch"}
+                        },
+                    }
+                ],
+                "matches": [{"path": {"type": "PathPrefix", "value": path_prefix(replica)}}],
+                # A long generation streams for minutes; a gateway's default request
+                # timeout (Envoy's is 15s) would cut it off. "0s" disables it.
+                "timeouts": {"request": "0s"},
+            }
+        ],
+    }
+    manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": _metadata(replica, names.fit(replica.name)),
+        "spec": spec,
+    }
+    return Manifest("route", manifest, Readiness.ACCEPTED)
+
+
+def _backends(replica: Replica) -> list[dict[str, Any]]:
+    if replica.serving_mode is ServingMode.PREFILL_DECODE:
+        return [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool_name(replica)}]
+    return [
+        {"name": engines.service_name(replica, engine), "port": engines.SERVICE_PORT}
+        for engine in replica.engines
+    ]
+
+
+def pool_name(replica: Replica) -> str:
+    """Name the PrefillDecode replica's InferencePool."""
+    return names.fit(replica.name)
+
+
+def prefill_decode(replica: Replica) -> list[Manifest]:
+    """Return llm-d's routing layer for a PrefillDecode replica.
+
+    An InferencePool of the replica's serving pods (prefill and decode alike), its
+    endpoint picker (a Deployment with its config, service account and the RBAC to
+    read pods and pools, behind a Service).
+    """
+    epp = names.endpoint_picker(replica)
+    return [
+        Manifest("inference-pool", _pool(replica, epp)),
+        Manifest("epp-config", _epp_config(replica, epp)),
+        Manifest("epp-service-account", _object(replica, "v1", "ServiceAccount", epp)),
+        Manifest("epp-role", _epp_role(replica, epp)),
+        Manifest("epp-role-binding", _epp_role_binding(replica, epp)),
+        Manifest("epp-deployment", _epp_deployment(replica, epp), Readiness.AVAILABLE),
+        Manifest("epp-service", _epp_service(replica, epp)),
+    ]
+
+
+def _metadata(replica: Replica, name: str) -> dict[str, Any]:
+    return {
+        "labels": dict(sorted(names.base_labels(replica).items())),
+        "name": name,
+        "namespace": replica.namespace,
+    }
+
+
+def _object(replica: Replica, api_version: str, kind: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": _metadata(replica, name)}
+
+
+def _pool(replica: Replica, epp: str) -> dict[str, Any]:
+    selector = {names.LABEL_REPLICA: names.fit(replica.name), names.LABEL_SERVING: names.SERVING}
+    return {
+        **_object(replica, f"{POOL_GROUP}/v1", "InferencePool", pool_name(replica)),
+        "spec": {
+            "endpointPickerRef": {
+                "failureMode": "FailClose",
+                "group": "",
+                "kind": "Service",
+                "name": epp,
+                "port": {"number": EPP_GRPC_PORT},
+            },
+            "selector": {"matchLabels": dict(sorted(selector.items()))},
+            # Prefill engines serve here, and so does the routing sidecar of decode pods.
+            "targetPorts": [{"number": pods.ENGINE_PORT}],
+        },
+    }
+
+
+def _epp_config(replica: Replica, epp: str) -> dict[str, Any]:
+    return {**_object(replica, "v1", "ConfigMap", epp), "data": {EPP_CONFIG_FILE: EPP_CONFIG}}
+
+
+def _epp_role(replica: Replica, epp: str) -> dict[str, Any]:
+    read = ["get", "list", "watch"]
+    rules = [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": read},
+        {"apiGroups": [POOL_GROUP], "resources": ["inferencepools"], "verbs": read},
+        {
+            "apiGroups": ["inference.networking.x-k8s.io"],
+            "resources": ["inferencemodelrewrites", "inferenceobjectives"],
+            "verbs": read,
+        },
+    ]
+    return {**_object(replica, "rbac.authorization.k8s.io/v1", "Role", epp), "rules": rules}
+
+
+def _epp_role_binding(replica: Replica, epp: str) -> dict[str, Any]:
+    return {
+        **_object(replica, "rbac.authorization.k8s.io/v1", "RoleBinding", epp),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": epp},
+        "subjects": [{"kind": "ServiceAccount", "name": epp, "namespace": replica.namespace}],
+    }
+
+
+def _epp_deployment(replica: Replica, epp: str) -> dict[str, Any]:
+    selector = {names.LABEL_REPLICA: names.fit(replica.name), "app.kubernetes.io/name": epp}
+    container = {
+        "args": _epp_args(replica),
+        "env": [
+            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ],
+        "image": EPP_IMAGE,
+        "livenessProbe": _grpc_probe("liveness"),
+        "name": "epp",
+        "ports": [
+            {"containerPort": EPP_GRPC_PORT, "name": "grpc", "protocol": "TCP"},
+            {"containerPort": EPP_HEALTH_PORT, "name": "grpc-health", "protocol": "TCP"},
+            {"containerPort": EPP_METRICS_PORT, "name": "metrics", "protocol": "TCP"},
+        ],
+        "readinessProbe": _grpc_probe("readiness"),
+        "volumeMounts": [{"mountPath": "/config", "name": "config"}],
+    }
+    labels = {**names.base_labels(replica), **selector}
+    return {
+        **_object(replica, "apps/v1", "Deployment", epp),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": dict(sorted(selector.items()))},
+            # The picker keeps per-pod state; one active replica, replaced outright.
+            "strategy": {"type": "Recreate"},
+            "template": {
+                "metadata": {"labels": dict(sorted(labels.items()))},
+                "spec": {
+                    "containers": [container],
+                    "serviceAccountName": epp,
+                    "volumes": [{"configMap": {"name": epp}, "name": "config"}],
+                },
+            },
+        },
+    }
+
+
+def _epp_args(replica: Replica) -> list[str]:
+    return [
+        f"--pool-name={pool_name(replica)}",
+        f"--pool-namespace={replica.namespace}",
+        f"--pool-group={POOL_GROUP}",
+        f"--config-file=/config/{EPP_CONFIG_FILE}",
+        f"--grpc-port={EPP_GRPC_PORT}",
+        f"--grpc-health-port={EPP_HEALTH_PORT}",
+        # vLLM renamed its KV-cache usage gauge; the picker's default is the old name.
+        "--kv-cache-usage-percentage-metric=vllm:kv_cache_usage_perc",
+        "--metrics-endpoint-auth=false",
+        "--zap-encoder=json",
+    ]
+
+
+def _grpc_probe(service: str) -> dict[str, Any]:
+    return {
+        "grpc": {"port": EPP_HEALTH_PORT, "service": service},
+        "initialDelaySeconds": 5,
+        "periodSeconds": 10,
+    }
+
+
+def _epp_service(replica: Replica, epp: str) -> dict[str, Any]:
+    selector = {names.LABEL_REPLICA: names.fit(replica.name), "app.kubernetes.io/name": epp}
+    ports: Sequence[tuple[str, int]] = (
+        ("grpc-ext-proc", EPP_GRPC_PORT),
+        ("http-metrics", EPP_METRICS_PORT),
+    )
+    return {
+        **_object(replica, "v1", "Service", epp),
+        "spec": {
+            "ports": [
+                {"name": name, "port": port, "protocol": "TCP", "targetPort": port}
+                for name, port in ports
+            ],
+            "selector": dict(sorted(selector.items())),
+            "type": "ClusterIP",
+        },
+    }
