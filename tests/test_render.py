@@ -73,3 +73,28 @@ def test_fleet_documents_replace_their_inputs() -> None:
     observed = {**declared, "status": {"gateway": {"address": "203.0.113.1"}}}
     other = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
     assert render.overlay([declared], [observed, other]) == [observed, other]
+
+
+PLATFORMS = sorted((EXAMPLES / "getting-started").rglob("platform*.yaml"))
+
+
+@pytest.mark.crank
+@pytest.mark.parametrize("path", PLATFORMS, ids=[str(p.relative_to(EXAMPLES)) for p in PLATFORMS])
+def test_every_platform_example_publishes_its_pools_and_provisions_its_cloud(
+    functions: render.Functions, path: Path
+) -> None:
+    docs = render.load_documents(path)
+    clusters = [d for d in docs if d["kind"] == "InferenceCluster"]
+    assert clusters, f"{path} holds no InferenceCluster"
+    for ic in clusters:
+        out = render.render(ic, functions, required=docs)
+        status = out[0]["status"]
+        pools = [p["name"] for p in ic["spec"]["nodePools"]]
+        assert [p["name"] for p in status["gpuPools"]] == pools
+        assert all(p["devices"] for p in status["gpuPools"]), (
+            "each pool publishes its class's devices"
+        )
+        source = ic["spec"]["cluster"]["source"]
+        composed = {d["kind"] for d in out[1:] if d.get("kind") != "Result"}
+        assert composed == {f"{source}Cluster"}
+        assert _condition(out[0], "ClusterReady")["reason"] == "Provisioning"

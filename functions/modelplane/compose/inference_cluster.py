@@ -40,7 +40,7 @@ PROVIDER_CONFIGS = {
 
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Publish the pools, provision or adopt the cluster, and install the serving stack."""
-    kit.require(rsp, "classes", GROUP, "InferenceClass")
+    kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
     if not kit.was_required(req, "classes"):
         return  # Crossplane calls again with the classes.
     xr = kit.composite(req)

@@ -230,11 +230,12 @@ def render(
     return [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict)]
 
 
-def render_path(path: Path, *, shared: bool = False) -> list[tuple[Doc, list[Doc]]]:
+def render_path(path: Path, *, shared: bool = False) -> list[tuple[Doc, list[Doc] | RenderError]]:
     """Render every composite found at ``path`` (see the module docstring).
 
     Returns:
-        One (composite, rendered documents) pair per composite, in file order.
+        One (composite, rendered documents or the error) pair per composite, in file
+        order: one composite that fails to render doesn't hide the others.
     """
     inputs = load_documents(path)
     base = path if path.is_dir() else path.parent
@@ -242,10 +243,13 @@ def render_path(path: Path, *, shared: bool = False) -> list[tuple[Doc, list[Doc
     observed = _load_tree(base / "observed")
     composites = [d for d in inputs if is_composite(d) and d.get("kind") in registry.COMPOSERS]
     required = overlay(inputs, fleet)
-    results: list[tuple[Doc, list[Doc]]] = []
+    results: list[tuple[Doc, list[Doc] | RenderError]] = []
     with serve({str(d["kind"]) for d in composites}, shared=shared) as functions:
         for xr in composites:
-            results.append((xr, render(xr, functions, required=required, observed=observed)))
+            try:
+                results.append((xr, render(xr, functions, required=required, observed=observed)))
+            except RenderError as err:
+                results.append((xr, err))
     return results
 
 
@@ -274,14 +278,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         for kind in _skipped(path):
             print(f"# {path}: no function composes {kind} yet; not rendered", file=sys.stderr)
         try:
-            for xr, docs in render_path(path):
-                meta = xr.get("metadata") or {}
-                where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-                print(f"# ---- {xr['kind']} {where}{meta.get('name')} ({path})")
-                print(yaml.safe_dump_all(docs, sort_keys=False), end="")
-        except RenderError as err:
+            rendered = render_path(path)
+        except RenderError as err:  # the functions could not start
             print(f"render: {err}", file=sys.stderr)
-            failed = True
+            return 1
+        for xr, docs in rendered:
+            if isinstance(docs, RenderError):
+                print(f"render: {docs}", file=sys.stderr)
+                failed = True
+                continue
+            meta = xr.get("metadata") or {}
+            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+            print(f"# ---- {xr['kind']} {where}{meta.get('name')} ({path})")
+            print(yaml.safe_dump_all(docs, sort_keys=False), end="")
     return 1 if failed else 0
 
 
