@@ -31,7 +31,7 @@ from typing import Any
 from modelplane.dev import render
 
 SCHEMAS = render.ROOT / "build" / "schemas"
-PINS = render.ROOT / "tools" / "schemas" / "modules.txt"
+PINS = render.ROOT / "tools" / "schemas"
 OFFLINE_IMAGE = "offline/crossplane:none"
 """crank would fetch Crossplane's own CRDs from this image; an empty cache entry for a
 made-up name keeps it offline (none of the validated kinds is Crossplane's)."""
@@ -83,7 +83,8 @@ class Report:
 def available(root: Path = SCHEMAS) -> bool:
     """Tell whether the pinned schemas are fetched and current."""
     stamp = root / "modules.txt"
-    return stamp.exists() and stamp.read_text() == PINS.read_text()
+    pinned = "".join(p.read_text() for p in sorted(PINS.glob("*.txt")))
+    return stamp.exists() and stamp.read_text() == pinned
 
 
 def core_crds(kinds: Iterable[tuple[str, str]] | None = None, root: Path = SCHEMAS) -> list[Doc]:

@@ -1,0 +1,184 @@
+"""ModelCache: stage a model's weights once on every cluster the cache matches.
+
+The steps: read the cache; require the InferenceClusters its ``clusterSelector`` matches
+(every cluster when it has none); for each, in name order, stage the cache there (see
+``modelplane.domain.cache``) and compose its Objects; then publish ``status.clusters``
+(each cluster's phase), ``status.summary.ready`` and the conditions ``ClustersMatched``
+and ``ArtifactReady``. A cluster that leaves the selector is no longer staged to: its
+Objects are not composed, so Crossplane deletes its PVC and Job (not its namespace).
+
+A cluster that lost its provider config for a moment keeps what it has: the provider
+config its Objects already name is used until the cluster publishes one again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.domain import cache as domain
+from modelplane.models.modelcache import ModelCache
+
+CLUSTERS = "clusters"
+MATCHED = "ClustersMatched"
+ARTIFACT = "ArtifactReady"
+LISTED = 3
+"""How many clusters a condition message names before it summarises the rest."""
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Stage the cache on every matched cluster and report where it is Ready."""
+    xr = kit.composite(req)
+    cache = _cache(xr)
+    if isinstance(cache, str):
+        _invalid(rsp, cache)
+        return
+    selector = _selector(xr)
+    kit.require(rsp, CLUSTERS, "modelplane.ai/v1alpha1", "InferenceCluster", match_labels=selector)
+    if not kit.was_required(req, CLUSTERS):
+        return  # Crossplane calls again with the clusters.
+    clusters = sorted(
+        (_cluster(req, found) for found in kit.required(req, CLUSTERS)),
+        key=lambda c: c.name,
+    )
+    observed = _observed(req)
+    stagings = [domain.stage(cache, cluster, observed) for cluster in clusters]
+    for staging in stagings:
+        for item in staging.composed:
+            kit.compose(rsp, item.key, item.resource)
+    kit.set_status(
+        rsp,
+        {
+            "clusters": [{"name": s.cluster, "phase": s.phase.value} for s in stagings],
+            "summary": {"ready": domain.summary(stagings)},
+        },
+    )
+    _report(rsp, cache, selector, stagings)
+
+
+def _cache(xr: Mapping[str, Any]) -> domain.Cache | str:
+    """Return the cache, or what is wrong with it."""
+    try:
+        spec = ModelCache.model_validate(xr).spec
+    except pydantic.ValidationError as err:
+        return f"the ModelCache is invalid: {err}"
+    if spec is None or spec.hugging_face is None:
+        return "the ModelCache has no spec.huggingFace, the only source there is"
+    hf = spec.hugging_face
+    auth = hf.auth_secret
+    meta = xr.get("metadata") or {}
+    return domain.Cache(
+        name=str(meta.get("name", "")),
+        namespace=str(meta.get("namespace") or "default"),
+        source=domain.Source(
+            repo=hf.repo,
+            size_gib=hf.size_gi_b,
+            revision=hf.revision,
+            auth_secret=auth.name if auth else None,
+            auth_key=(auth.key if auth and auth.key else domain.TOKEN_KEY),
+        ),
+    )
+
+
+def _selector(xr: Mapping[str, Any]) -> dict[str, str]:
+    selector = ((xr.get("spec") or {}).get("clusterSelector") or {}).get("matchLabels") or {}
+    return {str(k): str(v) for k, v in sorted(selector.items())}
+
+
+def _cluster(req: fnv1.RunFunctionRequest, found: Mapping[str, Any]) -> domain.Cluster:
+    name = str((found.get("metadata") or {}).get("name", ""))
+    spec = (found.get("spec") or {}).get("cluster") or {}
+    status = found.get("status") or {}
+    provider = str((status.get("providerConfigRef") or {}).get("name") or "")
+    storage = str((status.get("cache") or {}).get("storageClassName") or "")
+    if not storage and spec.get("source") == "Existing":
+        storage = str(
+            ((spec.get("existing") or {}).get("cache") or {}).get("storageClassName") or ""
+        )
+    return domain.Cluster(
+        name=name,
+        source=str(spec.get("source") or ""),
+        provider_config=provider or _provider_in_use(req, name) or None,
+        storage_class=storage or None,
+    )
+
+
+def _provider_in_use(req: fnv1.RunFunctionRequest, cluster: str) -> str:
+    """Return the provider config the cluster's namespace Object already names ("" if none)."""
+    found = kit.observed(req, domain.key(cluster, domain.Step.NAMESPACE)) or {}
+    return str(((found.get("spec") or {}).get("providerConfigRef") or {}).get("name") or "")
+
+
+def _observed(req: fnv1.RunFunctionRequest) -> dict[str, domain.Observed]:
+    seen: dict[str, domain.Observed] = {}
+    for key in req.observed.resources:
+        found = kit.observed(req, key) or {}
+        status = found.get("status") or {}
+        conditions = _conditions(status.get("conditions"))
+        applied = ((status.get("atProvider") or {}).get("manifest") or {}).get("status") or {}
+        job = _conditions(applied.get("conditions"))
+        failed = job.get("Failed", {}).get("status") == "True"
+        synced = conditions.get("Synced", {})
+        message = job["Failed"].get("message", "") if failed else ""
+        if not message and synced.get("status") == "False":
+            message = synced.get("message", "")
+        seen[key] = domain.Observed(
+            ready=conditions.get("Ready", {}).get("status") == "True",
+            failed=failed,
+            message=str(message),
+        )
+    return seen
+
+
+def _conditions(raw: object) -> dict[str, dict[str, Any]]:
+    items = raw if isinstance(raw, list) else []
+    return {str(c.get("type")): c for c in items if isinstance(c, dict)}
+
+
+def _report(
+    rsp: fnv1.RunFunctionResponse,
+    cache: domain.Cache,
+    selector: Mapping[str, str],
+    stagings: Sequence[domain.Staging],
+) -> None:
+    if not stagings:
+        wanted = ", ".join(f"{k}={v}" for k, v in selector.items()) or "any labels"
+        message = f"no InferenceCluster matches the clusterSelector ({wanted})"
+        kit.set_condition(rsp, MATCHED, False, "NoClustersMatched", message)
+        kit.set_condition(rsp, ARTIFACT, False, "NoClustersMatched", "nothing to stage to")
+        kit.warn(rsp, f"ModelCache {cache.namespace}/{cache.name}: {message}")
+        kit.set_ready(rsp, False)
+        return
+    matched = [s.cluster for s in stagings]
+    kit.set_condition(rsp, MATCHED, True, "ClustersMatched", f"stages to {_listed(matched)}")
+    failed = [s for s in stagings if s.phase is domain.Phase.FAILED]
+    waiting = [s for s in stagings if s.phase in (domain.Phase.PENDING, domain.Phase.HYDRATING)]
+    if failed:
+        message = f"failed on {_listed([str(s) for s in failed])}"
+        kit.set_condition(rsp, ARTIFACT, False, failed[0].reason.value, message)
+    elif waiting:
+        hydrating = any(s.phase is domain.Phase.HYDRATING for s in waiting)
+        reason = "Hydrating" if hydrating else "Pending"
+        message = f"not Ready on {_listed([str(s) for s in waiting])}"
+        kit.set_condition(rsp, ARTIFACT, False, reason, message)
+    else:
+        message = f"{cache.source.repo} is staged on {_listed(matched)}"
+        kit.set_condition(rsp, ARTIFACT, True, "Staged", message)
+    kit.set_ready(rsp, not failed and not waiting)
+
+
+def _invalid(rsp: fnv1.RunFunctionResponse, message: str) -> None:
+    kit.set_condition(rsp, MATCHED, False, "InvalidSpec", message)
+    kit.set_condition(rsp, ARTIFACT, False, "InvalidSpec", message)
+    kit.warn(rsp, message)
+    kit.set_ready(rsp, False)
+
+
+def _listed(items: Sequence[str]) -> str:
+    if len(items) <= LISTED:
+        return "; ".join(items)
+    return f"{'; '.join(items[:LISTED])} and {len(items) - LISTED} more"
