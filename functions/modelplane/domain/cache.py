@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from modelplane.domain.stack import ProviderConfig, condition_query, wrap
+from modelplane.domain.objects import condition_query
+from modelplane.domain.stack import ProviderConfig, wrap
 from modelplane.domain.workload import names
 
 MOUNT_PATH = "/mnt/models"

@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names, objects
+from modelplane.domain import objects
+from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names
 
 HELM_API = "helm.m.crossplane.io/v1beta1"
 EXTERNAL_NAME = "crossplane.io/external-name"
@@ -246,14 +247,6 @@ class Progress:
         return phrases
 
 
-def condition_query(condition: str) -> str:
-    """Return a readiness CEL query that is true once the object's ``condition`` is True."""
-    return (
-        "has(object.status) && has(object.status.conditions) && "
-        f'object.status.conditions.exists(c, c.type == "{condition}" && c.status == "True")'
-    )
-
-
 def wrap(
     name: str,
     namespace: str,
@@ -264,39 +257,16 @@ def wrap(
     keep: bool = False,
     references: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Return a provider-kubernetes Object that applies ``manifest`` on a workload cluster.
-
-    Args:
-        name: The Object's name on the control plane.
-        namespace: The Object's namespace on the control plane (its composite's).
-        provider_config: The provider config that reaches the cluster.
-        manifest: The object to apply.
-        ready_when: A CEL query over the applied object that says it is ready; None
-            makes the Object ready once the object exists.
-        keep: Never delete the object, even when the Object goes away (it is shared).
-        references: ``spec.references`` (e.g. a ``patchesFrom`` that copies a field of a
-            control-plane object into the manifest).
-    """
-    readiness = (
-        {"policy": "SuccessfulCreate"}
-        if ready_when is None
-        else {"celQuery": ready_when, "policy": "DeriveFromCelQuery"}
+    """Return a provider-kubernetes Object that applies ``manifest`` through ``provider_config``."""
+    return objects.wrap(
+        name,
+        namespace,
+        provider_config.ref(),
+        manifest,
+        ready_when=ready_when,
+        keep=keep,
+        references=references,
     )
-    spec: dict[str, Any] = {
-        "forProvider": {"manifest": dict(manifest)},
-        "providerConfigRef": provider_config.ref(),
-        "readiness": readiness,
-    }
-    if keep:
-        spec["managementPolicies"] = list(objects.KEEP)
-    if references:
-        spec["references"] = [dict(r) for r in references]
-    return {
-        "apiVersion": objects.API_VERSION,
-        "kind": objects.KIND,
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
 
 
 def plan(stack: Stack) -> tuple[Step, ...]:
@@ -489,7 +459,7 @@ def _inference_extension(stack: Stack) -> list[Step]:
             f"the Inference Extension CRDs {version}",
             wrap(
                 _object_name(stack, _INFERENCE_EXTENSION_KEY), stack.namespace,
-                stack.provider_config, job, ready_when=condition_query("Complete"),
+                stack.provider_config, job, ready_when=objects.condition_query("Complete"),
             ),
             (_NAMESPACE_KEY, *(key for key, _ in rbac)),
         )
@@ -618,8 +588,8 @@ def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
     return [
         step("envoy-proxy", f"EnvoyProxy {ENVOY_PROXY}", proxy, None),
         step("gateway-class", f"GatewayClass {GATEWAY_CLASS}", gateway_class,
-             condition_query("Accepted")),
-        step(GATEWAY_KEY, f"Gateway {ns}/{GATEWAY_NAME}", gateway, condition_query("Programmed")),
+             objects.condition_query("Accepted")),
+        step(GATEWAY_KEY, f"Gateway {ns}/{GATEWAY_NAME}", gateway, objects.condition_query("Programmed")),
     ]  # fmt: skip
 
 

@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.domain import objects
 from modelplane.domain.workload import names
 from modelplane.domain.workload.engines import Manifest, Readiness
 from modelplane.domain.workload.spec import Cluster, Replica
 
-API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-KIND = "Object"
-
-AVAILABLE_QUERY = (
-    "has(object.status) && has(object.status.conditions) && "
-    'object.status.conditions.exists(c, c.type == "Available" && c.status == "True")'
-)
+AVAILABLE_QUERY = objects.condition_query("Available")
 """Deployments and LeaderWorkerSets report ``Available`` once enough pods are ready."""
 ACCEPTED_QUERY = (
     "has(object.status) && has(object.status.parents) && object.status.parents.exists(p, "
@@ -29,8 +24,8 @@ ACCEPTED_QUERY = (
 )
 """A route carries traffic once a parent Gateway has accepted it."""
 
-KEEP = ("Observe", "Create", "Update", "LateInitialize")
-"""Every management policy but Delete: for objects other replicas share."""
+# Re-exported for the replica's callers and tests.
+API_VERSION, KIND, KEEP = objects.API_VERSION, objects.KIND, objects.KEEP
 
 
 def wrap(
@@ -44,26 +39,16 @@ def wrap(
         manifest: The object to apply, and how its readiness is judged.
         keep: Never delete the wrapped object, even when the Object goes away.
     """
-    spec: dict[str, Any] = {
-        "forProvider": {"manifest": dict(manifest.manifest)},
-        "providerConfigRef": {
-            "kind": cluster.provider_config_kind.value,
-            "name": cluster.provider_config,
-        },
-        "readiness": _readiness(manifest.readiness),
-    }
-    if keep:
-        spec["managementPolicies"] = list(KEEP)
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {
-            "labels": dict(sorted(names.base_labels(replica).items())),
-            "name": object_name(replica, manifest.key),
-            "namespace": replica.namespace,
-        },
-        "spec": spec,
-    }
+    provider_config = {"kind": cluster.provider_config_kind.value, "name": cluster.provider_config}
+    return objects.wrap(
+        object_name(replica, manifest.key),
+        replica.namespace,
+        provider_config,
+        manifest.manifest,
+        ready_when=_ready_when(manifest.readiness),
+        keep=keep,
+        labels=names.base_labels(replica),
+    )
 
 
 def object_name(replica: Replica, key: str) -> str:
@@ -84,11 +69,11 @@ def namespace(replica: Replica) -> Manifest:
     return Manifest("namespace", manifest)
 
 
-def _readiness(readiness: Readiness) -> dict[str, str]:
+def _ready_when(readiness: Readiness) -> str | None:
     match readiness:
         case Readiness.AVAILABLE:
-            return {"celQuery": AVAILABLE_QUERY, "policy": "DeriveFromCelQuery"}
+            return AVAILABLE_QUERY
         case Readiness.ACCEPTED:
-            return {"celQuery": ACCEPTED_QUERY, "policy": "DeriveFromCelQuery"}
+            return ACCEPTED_QUERY
         case Readiness.CREATED:
-            return {"policy": "SuccessfulCreate"}
+            return None
