@@ -3,13 +3,31 @@
 Adding a function is adding one module under ``modelplane.compose`` and one line here.
 """
 
-from modelplane.compose import inference_class
+from modelplane.compose import (
+    inference_class,
+    inference_cluster,
+    inference_gateway,
+    model_cache,
+    model_deployment,
+    model_endpoint,
+    model_replica,
+    model_service,
+    serving_stack,
+)
 from modelplane.compose._kit import Compose
 
 __all__ = ["COMPOSERS", "Compose", "kind_for", "names"]
 
 COMPOSERS: dict[str, Compose] = {
     "InferenceClass": inference_class.compose,
+    "InferenceCluster": inference_cluster.compose,
+    "InferenceGateway": inference_gateway.compose,
+    "ModelCache": model_cache.compose,
+    "ModelDeployment": model_deployment.compose,
+    "ModelEndpoint": model_endpoint.compose,
+    "ModelReplica": model_replica.compose,
+    "ModelService": model_service.compose,
+    "ServingStack": serving_stack.compose,
 }
 
 

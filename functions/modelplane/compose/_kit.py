@@ -65,6 +65,10 @@ def require(
         match_labels=dict(match_labels) if match_labels is not None else None,
         namespace=namespace,
     )
+    if match_labels is not None and not match_labels:
+        # An empty label map leaves the selector's oneof unset, which Crossplane rejects;
+        # setting it explicitly asks for every resource of the kind.
+        rsp.requirements.resources[name].match_labels.SetInParent()
 
 
 def compose(

@@ -1,0 +1,185 @@
+"""The resources a ModelDeployment composes: a ModelReplica per placed replica, and a
+ModelEndpoint per Ready replica on a cluster with a gateway address (decisions.md,
+"Composed resources, labels, names").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.compose.model_deployment.fleet import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    INDEX_LABEL,
+    FleetState,
+)
+from modelplane.domain import naming
+from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.domain.scheduling.placement import ClaimedRequest, PlacedReplica, Placement
+
+API_VERSION = "modelplane.ai/v1alpha1"
+KINDS = ("ModelReplica", "ModelEndpoint")
+
+
+@dataclass(frozen=True)
+class ComposedReplica:
+    """A ModelReplica this call composed."""
+
+    name: str
+    cluster: str
+    index: int
+
+
+def managed_labels(
+    xr: Mapping[str, Any], deployment: str, cluster: str, index: int
+) -> dict[str, str]:
+    """The template's labels plus Modelplane's; Modelplane's win on a conflict."""
+    template = ((xr.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    merged = {str(k): str(v) for k, v in (template.get("labels") or {}).items()}
+    merged.update({DEPLOYMENT_LABEL: deployment, CLUSTER_LABEL: cluster, INDEX_LABEL: str(index)})
+    return dict(sorted(merged.items()))
+
+
+def compose_replicas(
+    rsp: fnv1.RunFunctionResponse,
+    xr: Mapping[str, Any],
+    deployment: Deployment,
+    placement: Placement,
+    state: FleetState,
+) -> list[ComposedReplica]:
+    """Compose one ModelReplica per placed replica; a replica kept as is keeps its spec."""
+    composed: list[ComposedReplica] = []
+    for placed in placement.replicas:
+        name = naming.replica_name(deployment.name, placed.cluster, placed.index)
+        if placed.engines is None:
+            existing = state.own.get((placed.cluster, placed.index))
+            spec = kit.struct_to_dict(existing).get("spec", {}) if existing is not None else {}
+        else:
+            spec = replica_spec(xr, placed)
+        manifest = {
+            "apiVersion": API_VERSION,
+            "kind": "ModelReplica",
+            "metadata": {
+                "name": name,
+                "namespace": deployment.namespace,
+                "labels": managed_labels(xr, deployment.name, placed.cluster, placed.index),
+            },
+            "spec": spec,
+        }
+        kit.compose(rsp, f"replica-{placed.cluster}-{placed.index}", manifest)
+        composed.append(ComposedReplica(name, placed.cluster, placed.index))
+    return composed
+
+
+def replica_spec(xr: Mapping[str, Any], placed: PlacedReplica) -> dict[str, Any]:
+    """The ModelReplica spec: the deployment's engines, each member pinned with its claims."""
+    template = ((xr.get("spec") or {}).get("template") or {}).get("spec") or {}
+    raw_engines = {e.get("name"): e for e in template.get("engines") or ()}
+    engines = []
+    for engine in placed.engines or ():
+        raw = raw_engines.get(engine.engine) or {}
+        out: dict[str, Any] = {"name": engine.engine}
+        out.update({k: raw[k] for k in ("phase", "copies") if k in raw})
+        out["members"] = [
+            _member(raw_member, engine.pool, member.claims)
+            for raw_member, member in zip(raw.get("members") or (), engine.members, strict=False)
+        ]
+        engines.append(out)
+    spec: dict[str, Any] = {"clusterName": placed.cluster}
+    spec.update({k: template[k] for k in ("modelCacheRef", "serving") if k in template})
+    spec["engines"] = engines
+    return spec
+
+
+def _member(raw: Mapping[str, Any], pool: str, claims: Iterable[ClaimedRequest]) -> dict[str, Any]:
+    """A member as the replica carries it: ``nodePoolName`` and ``deviceRequests``."""
+    out: dict[str, Any] = {"role": raw.get("role")}
+    if "worker" in raw:
+        out["worker"] = raw["worker"]
+    out["nodePoolName"] = pool
+    requests = [
+        {
+            "name": c.name,
+            "deviceClassName": c.device_class_name,
+            "count": c.count,
+            **({"selectors": [{"cel": s} for s in c.selectors]} if c.selectors else {}),
+        }
+        for c in claims
+    ]
+    if requests:
+        out["deviceRequests"] = requests
+    out["template"] = raw.get("template") or {}
+    return out
+
+
+def compose_endpoints(
+    rsp: fnv1.RunFunctionResponse,
+    xr: Mapping[str, Any],
+    deployment: Deployment,
+    composed: Iterable[ComposedReplica],
+    state: FleetState,
+    ready: set[str],
+) -> list[str]:
+    """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address."""
+    names = []
+    for replica in composed:
+        cluster = state.clusters.get(replica.cluster)
+        if replica.name not in ready or cluster is None or not cluster.gateway_address:
+            continue
+        name = naming.endpoint_name(replica.name)
+        url = naming.endpoint_url(cluster.gateway_address, deployment.namespace, replica.name)
+        manifest = {
+            "apiVersion": API_VERSION,
+            "kind": "ModelEndpoint",
+            "metadata": {
+                "name": name,
+                "namespace": deployment.namespace,
+                "labels": managed_labels(xr, deployment.name, replica.cluster, replica.index),
+            },
+            "spec": {
+                "url": url,
+                "rewritePath": naming.rewrite_path(deployment.namespace, replica.name),
+            },
+        }
+        kit.compose(rsp, f"endpoint-{replica.cluster}-{replica.index}", manifest)
+        names.append(name)
+    return names
+
+
+def compose_observed(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Compose again, unchanged, the ModelReplicas and ModelEndpoints already composed.
+
+    Only what the composite owns is kept (metadata's name, namespace, labels and
+    annotations, and the spec); status and server-set metadata are the API server's.
+    """
+    for key, observed in sorted(req.observed.resources.items()):
+        obj = kit.struct_to_dict(observed.resource)
+        if obj.get("kind") not in KINDS:
+            continue
+        meta = obj.get("metadata") or {}
+        kept = ("name", "namespace", "labels", "annotations")
+        manifest = {
+            "apiVersion": obj.get("apiVersion", API_VERSION),
+            "kind": obj["kind"],
+            "metadata": {k: meta[k] for k in kept if k in meta},
+            "spec": obj.get("spec", {}),
+        }
+        kit.compose(rsp, key, manifest)
+
+
+def observed_ready(req: fnv1.RunFunctionRequest) -> set[str]:
+    """Names of the ModelReplicas the composite composed that report Ready."""
+    ready = set()
+    for observed in req.observed.resources.values():
+        obj = kit.struct_to_dict(observed.resource)
+        if obj.get("kind") != "ModelReplica":
+            continue
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            ready.add(str((obj.get("metadata") or {}).get("name", "")))
+    return ready

@@ -1,0 +1,146 @@
+"""What a ModelDeployment reports: ``status.replicas``, its conditions and its events.
+
+Conditions and reasons follow decisions.md ("Conditions"): ``ReplicasScheduled``
+(True ``ReplicasCreated``; False ``Scheduling``, ``NoClusters``, ``InvalidNodeSelector``,
+``InsufficientCapacity``), ``ReplicasReady`` (True ``AllReplicasReady``; False
+``ModelStarting``, ``NoReplicasScheduled``) and ``ModelCacheResolved`` (False
+``ModelCacheUnresolved``, ``ModelCacheNotFound``).
+"""
+
+from __future__ import annotations
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.compose.model_deployment.fleet import CacheState
+from modelplane.compose.model_deployment.manifests import ComposedReplica
+from modelplane.domain.scheduling import explain
+from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.domain.scheduling.placement import (
+    CacheUnresolved,
+    InvalidSelector,
+    NotNeeded,
+    PassedOver,
+    Placement,
+    ScaledDown,
+)
+
+# Long enough to name a dozen clusters, short enough for `kubectl describe`.
+MESSAGE_LIMIT = 1024
+
+Condition = tuple[bool, str, str]
+
+
+def report(
+    rsp: fnv1.RunFunctionResponse,
+    deployment: Deployment,
+    placement: Placement,
+    cache: CacheState,
+    composed: list[ComposedReplica],
+    ready_names: set[str],
+) -> None:
+    """Write status, conditions, readiness and events for a placement."""
+    total = len(composed)
+    ready = sum(1 for r in composed if r.name in ready_names)
+    wanted = max(deployment.replicas, 0)
+    kit.set_status(rsp, {"replicas": {"total": total, "ready": ready}})
+    scheduled = scheduled_condition(deployment, placement, cache)
+    kit.set_condition(rsp, "ReplicasScheduled", *scheduled)
+    kit.set_condition(rsp, "ReplicasReady", *ready_condition(wanted, total, ready))
+    kit.set_condition(rsp, "ModelCacheResolved", *cache_condition(cache))
+    kit.set_ready(rsp, total == wanted and ready == wanted)
+    for message in warnings(deployment, placement, cache, scheduled):
+        kit.warn(rsp, message)
+    for dropped in placement.dropped:
+        if isinstance(dropped.reason, ScaledDown):
+            kit.inform(rsp, f"replica {dropped.name} on {dropped.cluster} removed: scaled down")
+
+
+def scheduled_condition(
+    deployment: Deployment, placement: Placement, cache: CacheState
+) -> Condition:
+    """Return ``ReplicasScheduled`` as (status, reason, message)."""
+    wanted, placed = max(deployment.replicas, 0), len(placement.replicas)
+    keeping = f"keeping {placed} placed {_replicas(placed)}, placing none"
+    hold = placement.hold
+    if isinstance(hold, InvalidSelector):
+        return False, "InvalidNodeSelector", cap(f"{explain.hold(hold)}; {keeping}")
+    if isinstance(hold, CacheUnresolved) and placed < wanted:
+        what = "not found" if cache.status == "missing" else "not read yet"
+        return False, "Scheduling", f"waiting for ModelCache {hold.cache} ({what}); {keeping}"
+    if placed >= wanted:
+        return True, "ReplicasCreated", f"{placed} of {wanted} {_replicas(wanted)} placed"
+    head = f"placed {placed} of {wanted} {_replicas(wanted)}"
+    if placement.selected == 0:
+        return False, "NoClusters", f"{head}: no InferenceCluster {_selector_text(deployment)}"
+    why = explain.summary(_passed_over(placement), MESSAGE_LIMIT - len(head) - 2)
+    return False, "InsufficientCapacity", f"{head}; {why}"
+
+
+def ready_condition(wanted: int, total: int, ready: int) -> Condition:
+    """Return ``ReplicasReady`` as (status, reason, message)."""
+    if total == 0 and wanted > 0:
+        return False, "NoReplicasScheduled", f"0 of {wanted} {_replicas(wanted)} placed"
+    if ready >= wanted and total == wanted:
+        return True, "AllReplicasReady", f"{ready} of {wanted} {_replicas(wanted)} ready"
+    return False, "ModelStarting", f"{ready} of {wanted} {_replicas(wanted)} ready"
+
+
+def cache_condition(cache: CacheState) -> Condition:
+    """Return ``ModelCacheResolved`` as (status, reason, message)."""
+    match cache.status:
+        case "none":
+            return True, "NoModelCache", "no modelCacheRef"
+        case "unknown":
+            return False, "ModelCacheUnresolved", f"ModelCache {cache.name} not read yet"
+        case "missing":
+            return False, "ModelCacheNotFound", f"ModelCache {cache.name} not found"
+    return True, "ModelCacheResolved", f"ModelCache {cache.name} found"
+
+
+def warnings(
+    deployment: Deployment, placement: Placement, cache: CacheState, scheduled: Condition
+) -> list[str]:
+    """Warning events: a shortfall or hold, a missing cache, a gang without a cache, moves."""
+    events = []
+    ok, reason, message = scheduled
+    if not ok and reason != "Scheduling":
+        events.append(message)
+    if cache.status == "missing":
+        events.append(f"ModelCache {cache.name} not found: placing no new replicas")
+    if cache.status == "none":
+        events.extend(
+            f"engine {e.name} spans {1 + sum(m.pods for m in e.members if m.role == 'Worker')} "
+            "nodes without a ModelCache: every pod downloads the weights itself; "
+            "set spec.template.spec.modelCacheRef"
+            for e in deployment.engines
+            if e.is_gang
+        )
+    events.extend(
+        f"replica {d.name} leaves {d.cluster}: {explain.drop_reason(d.reason)}"
+        for d in placement.dropped
+        if not isinstance(d.reason, ScaledDown)
+    )
+    return events
+
+
+def cap(text: str) -> str:
+    """Shorten a message to :data:`MESSAGE_LIMIT` characters."""
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
+def _passed_over(placement: Placement) -> list[PassedOver]:
+    return [
+        p for p in placement.passed_over if not any(isinstance(r, NotNeeded) for r in p.reasons)
+    ]
+
+
+def _selector_text(deployment: Deployment) -> str:
+    if not deployment.cluster_selector:
+        return "exists"
+    wanted = ",".join(f"{k}={v}" for k, v in deployment.cluster_selector)
+    return f"matches clusterSelector {wanted}"
+
+
+def _replicas(n: int) -> str:
+    return "replica" if n == 1 else "replicas"

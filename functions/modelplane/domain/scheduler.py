@@ -1,0 +1,517 @@
+"""The fleet scheduler: a pure function from observed state to a placement.
+
+Each call recomputes the whole placement from scratch (docs L2832-L2840) in phases:
+
+1. **Ledger.** Every existing replica of the fleet charges its pinned pools; this
+   deployment's own replicas are then released, to be charged again as retained.
+2. **Retain.** Each of the deployment's replicas keeps its cluster and index if the
+   cluster still exists and still matches the ``clusterSelector``, carries no
+   NoExecute taint the deployment does not tolerate, and every engine's pinned pool is
+   still published and still fits the (possibly edited) device selectors. A degraded
+   cluster (not Ready, no gateway address) keeps its replicas; capacity is not
+   re-checked, so a healthy replica never moves.
+3. **Scale down.** Beyond ``spec.replicas``, drop from the cluster hosting the most
+   of this deployment's replicas (ties: the greater cluster name), highest index first.
+4. **Fill.** Place the shortfall one replica at a time on the eligible cluster hosting
+   the fewest of this deployment's replicas (ties: cluster name), at the lowest free
+   index there. Eligible means Ready, with a gateway address, matching the selector and
+   the ModelCache footprint, tolerating every taint, and with a pool for every engine
+   that has the free nodes for it.
+5. **Explain.** Every cluster that cannot take one more replica, or was not needed,
+   gets typed reasons.
+
+Nothing new is placed while a device selector does not compile or the referenced
+ModelCache is unresolved; what is placed stays placed.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import astuple, dataclass, field
+
+from modelplane.domain.dra import cel
+from modelplane.domain.dra.device import Device
+from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
+from modelplane.domain.scheduling.fleet import (
+    CacheFootprint,
+    Cluster,
+    Deployment,
+    ExistingReplica,
+    Fleet,
+    Pool,
+)
+from modelplane.domain.scheduling.ledger import Ledger
+from modelplane.domain.scheduling.placement import (
+    CacheUnresolved,
+    ClusterDeselected,
+    ClusterGone,
+    ClusterReason,
+    DroppedReplica,
+    DropReason,
+    Duplicate,
+    EnginePlacement,
+    Evicted,
+    Held,
+    Hold,
+    InvalidSelector,
+    NoGateway,
+    NoPoolFits,
+    NoPoolForEngine,
+    NoPools,
+    NoRoom,
+    NotNeeded,
+    NotReady,
+    NotSelected,
+    OutsideCache,
+    PassedOver,
+    PlacedReplica,
+    Placement,
+    PoolGone,
+    PoolNoLongerFits,
+    PoolUsage,
+    Repelled,
+    ScaledDown,
+    Shortage,
+)
+from modelplane.domain.taints import NO_EXECUTE, untolerated
+
+__all__ = ["CelSelectors", "schedule"]
+
+
+class CelSelectors:
+    """The real DRA CEL engine: compiled once per expression, evaluations memoized by it."""
+
+    def __init__(self) -> None:
+        """Start with nothing compiled."""
+        self._compiled: dict[str, cel.Selector] = {}
+
+    def check(self, expression: str) -> str | None:
+        """Return None when ``expression`` compiles, else why it does not."""
+        try:
+            self._compiled[expression] = cel.compile_selector(expression)
+        except cel.SelectorError as exc:
+            return exc.reason
+        return None
+
+    def matches(self, expression: str, device: Device) -> bool:
+        """Tell whether ``expression`` is true for ``device``; an evaluation error is false."""
+        selector = self._compiled.get(expression)
+        if selector is None:
+            selector = self._compiled[expression] = cel.compile_selector(expression)
+        return selector.evaluate(device).matched
+
+
+def schedule(
+    deployment: Deployment,
+    fleet: Fleet,
+    *,
+    cache: CacheFootprint | None = None,
+    selectors: Selectors | None = None,
+) -> Placement:
+    """Place a deployment's replicas on the fleet.
+
+    Args:
+        deployment: The ModelDeployment to place.
+        fleet: Every InferenceCluster that may host it (others are simply unknown) and
+            every ModelReplica of the fleet, of every deployment.
+        cache: The referenced ModelCache's footprint; None when there is no reference.
+        selectors: The CEL engine (default: the real one).
+
+    Returns:
+        The placement: same inputs, same placement.
+    """
+    engine = selectors if selectors is not None else CelSelectors()
+    hold: Hold | None = invalid_selector(deployment, engine)
+    if hold is None and cache is not None and not cache.resolved:
+        hold = CacheUnresolved(cache.name)
+    return _Run(deployment, fleet, cache, engine, hold).placement()
+
+
+def invalid_selector(deployment: Deployment, selectors: Selectors) -> InvalidSelector | None:
+    """Return the first device selector of the deployment that does not compile."""
+    seen: dict[str, str | None] = {}
+    for engine in deployment.engines:
+        for member in engine.members:
+            for request in member.devices:
+                for selector in request.selectors:
+                    if selector not in seen:
+                        seen[selector] = selectors.check(selector)
+                    error = seen[selector]
+                    if error is not None:
+                        return InvalidSelector(
+                            engine.name, member.role, request.name, selector, error
+                        )
+    return None
+
+
+@dataclass
+class _Kept:
+    """A replica of the deployment that the run keeps, with what it charges."""
+
+    replica: PlacedReplica
+    charges: list[tuple[str, int]] = field(default_factory=list)
+    name: str = ""
+
+
+class _Desc(str):
+    """A string that orders backwards, for max-heaps keyed by name."""
+
+    __slots__ = ()
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+
+class _Run:
+    """One scheduling call's working state; :meth:`placement` runs the phases."""
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        fleet: Fleet,
+        cache: CacheFootprint | None,
+        selectors: Selectors,
+        hold: Hold | None,
+    ) -> None:
+        self.deployment = deployment
+        self.cache = cache
+        self.hold = hold
+        self.clusters = _by_name(fleet.clusters)
+        self.selector = dict(deployment.cluster_selector)
+        self.fitter = PoolFitter(deployment.engines, selectors.matches)
+        self.ledger = Ledger(self.clusters.values())
+        self.kept: dict[tuple[str, int], _Kept] = {}
+        self.indexes: dict[str, set[int]] = defaultdict(set)
+        self.dropped: list[DroppedReplica] = []
+        self._options: dict[str, list[EngineOptions]] = {}
+        self._gates: dict[str, tuple[ClusterReason, ...]] = {}
+        own, others = self._split(fleet.replicas)
+        for replica in others:
+            self._charge_recorded(replica, 1)
+        for replica in own:
+            self._charge_recorded(replica, 1)
+        self.before = self.ledger.snapshot()
+        for replica in own:
+            self._charge_recorded(replica, -1)
+        self.own = own
+
+    # --- phases -------------------------------------------------------------------------
+
+    def placement(self) -> Placement:
+        """Run retain, scale down, fill and explain; return the placement."""
+        self._retain()
+        self._scale_down()
+        if self.hold is None:
+            self._fill()
+        passed_over = self._explain()
+        after = self.ledger.snapshot()
+        pools = tuple(
+            PoolUsage(c, p, self.ledger.nodes(c, p), self.before[(c, p)], after[(c, p)])
+            for c, p in sorted(self.ledger)
+        )
+        return Placement(
+            wanted=self.deployment.replicas,
+            replicas=tuple(k.replica for _, k in sorted(self.kept.items())),
+            dropped=tuple(sorted(self.dropped, key=lambda d: (d.cluster, d.index, d.name))),
+            passed_over=passed_over,
+            hold=self.hold,
+            selected=sum(1 for c in self.clusters.values() if self._not_selected(c) is None),
+            pools=pools,
+        )
+
+    def _split(
+        self, replicas: Iterable[ExistingReplica]
+    ) -> tuple[list[ExistingReplica], list[ExistingReplica]]:
+        ns, name = self.deployment.namespace, self.deployment.name
+        own: list[ExistingReplica] = []
+        others: list[ExistingReplica] = []
+        for replica in replicas:
+            mine = replica.namespace == ns and replica.deployment == name
+            (own if mine else others).append(replica)
+        # Names and pins break ties, so duplicates resolve the same whatever the input order.
+        own.sort(key=lambda r: (r.cluster, r.index, r.name, [astuple(e) for e in r.engines]))
+        return own, others
+
+    def _retain(self) -> None:
+        pending: list[tuple[ExistingReplica, list[EnginePlacement], list[int]]] = []
+        claimed: dict[tuple[str, int], str] = {}
+        for replica in self.own:
+            key = (replica.cluster, replica.index)
+            if key in self.kept or key in claimed:
+                holder = self.kept[key].name if key in self.kept else claimed[key]
+                self._drop(replica, Duplicate(holder))
+                continue
+            outcome = self._retain_one(replica)
+            if isinstance(outcome, tuple):
+                placed, missing = outcome
+                if missing:
+                    # Retained engines charge now; the added ones are pinned once every
+                    # retained replica is charged.
+                    self._charge_engines(replica.cluster, placed, 1)
+                    pending.append((replica, placed, missing))
+                    claimed[key] = replica.name
+                else:
+                    self._keep(replica, tuple(placed))
+            elif isinstance(outcome, PlacedReplica):
+                charges = [(e.pool, e.nodes) for e in replica.engines]
+                self._add(_Kept(outcome, charges, replica.name))
+            else:
+                self._drop(replica, outcome)
+        for replica, placed, missing in pending:
+            self._complete(replica, placed, missing)
+
+    def _retain_one(
+        self, replica: ExistingReplica
+    ) -> tuple[list[EnginePlacement], list[int]] | PlacedReplica | DropReason:
+        """Check one existing replica: the engines it keeps, kept as is, or why it goes."""
+        cluster = self.clusters.get(replica.cluster)
+        if cluster is None:
+            return ClusterGone(selecting=bool(self.selector))
+        deselected = self._not_selected(cluster)
+        if deselected is not None:
+            return ClusterDeselected(deselected)
+        evicting = untolerated(cluster.taints, self.deployment.tolerations, effect=NO_EXECUTE)
+        if evicting:
+            return Evicted(evicting)
+        if isinstance(self.hold, InvalidSelector) or cluster.pools is None:
+            return PlacedReplica(replica.cluster, replica.index, None)
+        pools = {p.name: p for p in cluster.pools}
+        placed: list[EnginePlacement] = []
+        missing: list[int] = []
+        for i, engine in enumerate(self.deployment.engines):
+            pin = replica.pin(engine.name)
+            if pin is None:
+                missing.append(i)
+                continue
+            pool = pools.get(pin)
+            if pool is None:
+                return PoolGone(engine.name, pin)
+            fit = self.fitter.engine_on(i, pool)
+            if not isinstance(fit, EngineFit):
+                return PoolNoLongerFits(engine.name, pin, fit)
+            placed.append(fit.placement)
+        return placed, missing
+
+    def _complete(
+        self, replica: ExistingReplica, placed: list[EnginePlacement], missing: list[int]
+    ) -> None:
+        """Pin the engines a retained replica lacks (added to the deployment) on its cluster."""
+        options = self._cluster_options(replica.cluster)
+        chosen = _choose(
+            [options[i] for i in missing],
+            lambda pool: self.ledger.free(replica.cluster, pool),
+        )
+        self._charge_engines(replica.cluster, placed, -1)
+        if chosen is None:
+            engine = self.deployment.engines[missing[0]].name
+            self._drop(replica, NoPoolForEngine(engine))
+            return
+        by_name = {e.engine: e for e in [*placed, *(f.placement for f in chosen)]}
+        engines = tuple(by_name[e.name] for e in self.deployment.engines)
+        self._keep(replica, engines)
+
+    def _scale_down(self) -> None:
+        wanted = max(self.deployment.replicas, 0)
+        excess = len(self.kept) - wanted
+        if excess <= 0:
+            return
+        # Most-loaded cluster first (ties: the greater name), its highest index first.
+        heap = [(-len(indexes), _Desc(c)) for c, indexes in self.indexes.items() if indexes]
+        heapq.heapify(heap)
+        for _ in range(excess):
+            _, descending = heapq.heappop(heap)
+            cluster = str(descending)
+            index = max(self.indexes[cluster])
+            kept = self._remove(cluster, index)
+            self.dropped.append(DroppedReplica(cluster, index, kept.name, ScaledDown()))
+            if self.indexes[cluster]:
+                heapq.heappush(heap, (-len(self.indexes[cluster]), descending))
+
+    def _fill(self) -> None:
+        wanted = max(self.deployment.replicas, 0)
+        if len(self.kept) >= wanted:
+            return
+        counts = Counter(cluster for cluster, _ in self.kept)
+        heap = [(counts[c], c) for c in self.clusters if not self._ineligible(c)]
+        heapq.heapify(heap)
+        while len(self.kept) < wanted and heap:
+            count, name = heapq.heappop(heap)
+            chosen = self._fit_replica(name)
+            if chosen is None:
+                continue  # full for good: fill only ever takes capacity away
+            index = self._lowest_free_index(name)
+            engines = tuple(f.placement for f in chosen)
+            placed = PlacedReplica(name, index, engines, new=True)
+            self._add(_Kept(placed, [(e.pool, e.nodes) for e in engines]))
+            heapq.heappush(heap, (count + 1, name))
+
+    def _explain(self) -> tuple[PassedOver, ...]:
+        used = {cluster for cluster, _ in self.kept}
+        passed: list[PassedOver] = []
+        for name in self.clusters:
+            reasons = self._ineligible(name)
+            if not reasons:
+                if self.hold is not None:
+                    reasons = (Held(),)
+                elif self._fit_replica(name) is None:
+                    reasons = (self._no_room(name),)
+                elif name not in used:
+                    reasons = (NotNeeded(),)
+            if reasons:
+                passed.append(PassedOver(name, reasons))
+        return tuple(passed)
+
+    # --- clusters -----------------------------------------------------------------------
+
+    def _not_selected(self, cluster: Cluster) -> NotSelected | None:
+        if not self.selector:
+            return None
+        have = dict(cluster.labels)
+        for key, want in sorted(self.selector.items()):
+            got = have.get(key)
+            if got != want:
+                return NotSelected(key, want, got)
+        return None
+
+    def _ineligible(self, name: str) -> tuple[ClusterReason, ...]:
+        """Return why a cluster cannot take a new replica, capacity aside (memoized)."""
+        found = self._gates.get(name)
+        if found is None:
+            found = self._gates[name] = self._gate(self.clusters[name])
+        return found
+
+    def _gate(self, cluster: Cluster) -> tuple[ClusterReason, ...]:
+        deselected = self._not_selected(cluster)
+        if deselected is not None:
+            return (deselected,)
+        reasons: list[ClusterReason] = []
+        if self.cache is not None and not _in_footprint(cluster, self.cache):
+            reasons.append(OutsideCache(self.cache.name))
+        if not cluster.ready:
+            reasons.append(NotReady())
+        if not cluster.gateway_address:
+            reasons.append(NoGateway())
+        repelling = untolerated(cluster.taints, self.deployment.tolerations)
+        if repelling:
+            reasons.append(Repelled(repelling))
+        if reasons or isinstance(self.hold, InvalidSelector):
+            # Selectors that do not compile cannot be matched against pools at all.
+            return tuple(reasons)
+        if not cluster.pools:
+            return (NoPools(unknown=cluster.pools is None),)
+        return tuple(
+            NoPoolFits(o.engine.name, o.misses)
+            for o in self._cluster_options(cluster.name)
+            if not o.fits
+        )
+
+    def _cluster_options(self, name: str) -> list[EngineOptions]:
+        found = self._options.get(name)
+        if found is None:
+            pools: Sequence[Pool] = self.clusters[name].pools or ()
+            found = [self.fitter.options(i, pools) for i in range(len(self.deployment.engines))]
+            self._options[name] = found
+        return found
+
+    def _fit_replica(self, name: str) -> list[EngineFit] | None:
+        return _choose(self._cluster_options(name), lambda pool: self.ledger.free(name, pool))
+
+    def _no_room(self, name: str) -> NoRoom:
+        needed: dict[str, int] = defaultdict(int)
+        for options in self._cluster_options(name):
+            for fit in options.fits:
+                needed[fit.pool] += fit.nodes
+        return NoRoom(
+            tuple(
+                Shortage(pool, self.ledger.free(name, pool), self.ledger.nodes(name, pool), need)
+                for pool, need in sorted(needed.items())
+            )
+        )
+
+    def _lowest_free_index(self, cluster: str) -> int:
+        taken = self.indexes[cluster]
+        index = 0
+        while index in taken:
+            index += 1
+        return index
+
+    # --- bookkeeping --------------------------------------------------------------------
+
+    def _keep(self, replica: ExistingReplica, engines: tuple[EnginePlacement, ...]) -> None:
+        placed = PlacedReplica(replica.cluster, replica.index, engines)
+        self._add(_Kept(placed, [(e.pool, e.nodes) for e in engines], replica.name))
+
+    def _add(self, kept: _Kept) -> None:
+        cluster, index = kept.replica.cluster, kept.replica.index
+        self._charge(cluster, kept.charges, 1)
+        self.kept[(cluster, index)] = kept
+        self.indexes[cluster].add(index)
+
+    def _remove(self, cluster: str, index: int) -> _Kept:
+        kept = self.kept.pop((cluster, index))
+        self._charge(cluster, kept.charges, -1)
+        self.indexes[cluster].discard(index)
+        return kept
+
+    def _drop(self, replica: ExistingReplica, reason: DropReason) -> None:
+        self.dropped.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
+
+    def _charge_recorded(self, replica: ExistingReplica, sign: int) -> None:
+        for engine in replica.engines:
+            self.ledger.charge(replica.cluster, engine.pool, sign * engine.nodes)
+
+    def _charge_engines(self, cluster: str, engines: Iterable[EnginePlacement], sign: int) -> None:
+        for engine in engines:
+            self.ledger.charge(cluster, engine.pool, sign * engine.nodes)
+
+    def _charge(self, cluster: str, charges: Iterable[tuple[str, int]], sign: int) -> None:
+        for pool, nodes in charges:
+            self.ledger.charge(cluster, pool, sign * nodes)
+
+
+def _by_name(clusters: Iterable[Cluster]) -> dict[str, Cluster]:
+    """Index clusters by name, sorted; of two with one name, the lesser by content wins."""
+    found: dict[str, Cluster] = {}
+    for cluster in clusters:
+        other = found.get(cluster.name)
+        if other is None or repr(cluster) < repr(other):
+            found[cluster.name] = cluster
+    return dict(sorted(found.items()))
+
+
+def _in_footprint(cluster: Cluster, cache: CacheFootprint) -> bool:
+    if cache.clusters is not None and cluster.name not in cache.clusters:
+        return False
+    if cache.match_labels:
+        have = dict(cluster.labels)
+        return all(have.get(k) == v for k, v in cache.match_labels)
+    return True
+
+
+def _choose(options: Sequence[EngineOptions], free: Callable[[str], int]) -> list[EngineFit] | None:
+    """Pick a pool for every engine so that, together, they fit the pools' free nodes.
+
+    Pools are tried in name order per engine, engines in the deployment's order; the
+    first combination that fits wins. An engine that costs no nodes fits any pool it
+    matches, even a full one.
+    """
+    used: dict[str, int] = defaultdict(int)
+    chosen: list[EngineFit] = []
+
+    def search(i: int) -> bool:
+        if i == len(options):
+            return True
+        for fit in options[i].fits:
+            if fit.nodes and used[fit.pool] + fit.nodes > free(fit.pool):
+                continue
+            used[fit.pool] += fit.nodes
+            chosen.append(fit)
+            if search(i + 1):
+                return True
+            chosen.pop()
+            used[fit.pool] -= fit.nodes
+        return False
+
+    return chosen if search(0) else None

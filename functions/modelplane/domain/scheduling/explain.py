@@ -1,0 +1,260 @@
+"""Words for the scheduler's typed reasons, for conditions, events and ``modelplane plan``.
+
+Messages read like kubectl's: short, lower case, naming the cluster, pool, engine and
+device request at fault, for example ``no pool fits engine qwen: gpu needs memory >=
+40Gi`` or ``pool gpu-h100 has 0 of 2 nodes free, needs 1``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from modelplane.domain.scheduling.placement import (
+    CacheUnresolved,
+    ClusterDeselected,
+    ClusterGone,
+    ClusterReason,
+    ConflictMiss,
+    CountMiss,
+    DropReason,
+    Duplicate,
+    Evicted,
+    Held,
+    Hold,
+    InvalidSelector,
+    Miss,
+    NoGateway,
+    NoPoolFits,
+    NoPoolForEngine,
+    NoPools,
+    NoRoom,
+    NothingOffered,
+    NotNeeded,
+    NotReady,
+    NotSelected,
+    OutsideCache,
+    PassedOver,
+    PoolGone,
+    PoolMiss,
+    PoolNoLongerFits,
+    Repelled,
+    ScaledDown,
+    SelectorMiss,
+    SyntheticOnly,
+)
+from modelplane.domain.taints import Taint
+
+# The usual condition message limit people can read at a glance in `kubectl describe`.
+SUMMARY_LIMIT = 1024
+NAMES_PER_GROUP = 3
+MISSES_SHOWN = 3
+SELECTOR_WIDTH = 96
+
+_QUOTE = '"'
+_CAPACITY = re.compile(
+    r'^device\.capacity\["[^"]+"\]\.(\w+)\.compareTo\(quantity\("([^"]+)"\)\)\s*'
+    r"(>=|>|<=|<|==|!=)\s*0$"
+)
+_VERSION = re.compile(
+    r'^device\.attributes\["[^"]+"\]\.(\w+)\.(isGreaterThan|isLessThan)\(semver\("([^"]+)"\)\)$'
+)
+_ATTRIBUTE = re.compile(r'^device\.attributes\["[^"]+"\]\.(\w+)\s*(==|!=)\s*("[^"]*"|\w+)$')
+_DRIVER = re.compile(r'^device\.driver\s*(==|!=)\s*"([^"]*)"$')
+_PRESENCE = re.compile(r'^"([^"]+)"\s+in\s+device\.(attributes|capacity)$')
+
+
+def selector(expression: str) -> str:
+    """Return a CEL device selector in a few words, or the expression itself, shortened.
+
+    The docs' idioms read as ``memory >= 40Gi``, ``architecture == Hopper``,
+    ``cudaComputeCapability > 8.9.0`` or ``driver == dra.net``; ``&&`` reads as ``and``.
+    """
+    text = " ".join(expression.split())
+    parts = [p.strip() for p in text.split("&&")]
+    words = [_idiom(p) for p in parts]
+    if all(w is not None for w in words):
+        return " and ".join(w for w in words if w is not None)
+    return text if len(text) <= SELECTOR_WIDTH else text[: SELECTOR_WIDTH - 3] + "..."
+
+
+def _idiom(part: str) -> str | None:
+    if m := _CAPACITY.match(part):
+        return f"{m[1]} {m[3]} {m[2]}"
+    if m := _VERSION.match(part):
+        return f"{m[1]} {'>' if m[2] == 'isGreaterThan' else '<'} {m[3]}"
+    if m := _ATTRIBUTE.match(part):
+        return f"{m[1]} {m[2]} {m[3].strip(_QUOTE)}"
+    if m := _DRIVER.match(part):
+        return f"driver {m[1]} {m[2]}"
+    if m := _PRESENCE.match(part):
+        return f"{m[1]} {m[2]}"
+    return None
+
+
+def miss(reason: Miss) -> str:
+    """Say why a pool does not fit a member."""
+    match reason:
+        case SelectorMiss(request, expression):
+            return f"{request} needs {selector(expression)}"
+        case CountMiss(request, want, have):
+            return f"{request} needs {want} per node, the pool has {have}"
+        case NothingOffered(request):
+            return f"{request} needs a device, the pool's class offers none"
+        case ConflictMiss(requests):
+            return f"{_and(requests)} do not fit on one node together"
+        case SyntheticOnly(requests):
+            return f"{_and(requests)} would match only Synthetic devices"
+
+
+def pool_miss(reason: PoolMiss) -> str:
+    """Say why a pool does not fit a member, naming the member unless it is Standalone."""
+    text = miss(reason.miss)
+    return text if reason.role == "Standalone" else f"{reason.role} {text}"
+
+
+def taints(found: Sequence[Taint]) -> str:
+    """Name taints the way kubectl prints them."""
+    noun = "taint" if len(found) == 1 else "taints"
+    return f"{noun} {', '.join(str(t) for t in found)}"
+
+
+def cluster_reason(reason: ClusterReason) -> str:
+    """Say why a cluster was passed over."""
+    match reason:
+        case NotSelected(key, want, got):
+            have = "no such label" if got is None else f"{key}={got}"
+            return f"clusterSelector wants {key}={want}, cluster has {have}"
+        case OutsideCache(cache):
+            return f"outside the footprint of ModelCache {cache}"
+        case NotReady():
+            return "not Ready"
+        case NoGateway():
+            return "no gateway address"
+        case Repelled(found):
+            return f"{taints(found)} not tolerated"
+        case NoPools(unknown):
+            return "GPU pools not published yet" if unknown else "publishes no GPU pools"
+        case NoPoolFits(engine, misses):
+            return f"no pool fits engine {engine}{_misses(misses)}"
+        case NoRoom(shortages):
+            return "; ".join(
+                f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
+                for s in shortages
+            )
+        case NotNeeded():
+            return "not needed: every wanted replica is placed"
+        case Held():
+            return "not tried: placement is held"
+
+
+def _misses(misses: Sequence[PoolMiss]) -> str:
+    if not misses:
+        return ""
+    texts = _unique(pool_miss(m) for m in misses)
+    if len(texts) == 1:
+        return f": {texts[0]}"
+    shown = [f"{m.pool}: {pool_miss(m)}" for m in misses[:MISSES_SHOWN]]
+    more = f"; {len(misses) - MISSES_SHOWN} more pools" if len(misses) > MISSES_SHOWN else ""
+    return f" ({'; '.join(shown)}{more})"
+
+
+def drop_reason(reason: DropReason) -> str:
+    """Say why an existing replica leaves its cluster."""
+    match reason:
+        case ClusterGone(selecting):
+            if selecting:
+                return "its cluster no longer exists or no longer matches the clusterSelector"
+            return "its cluster no longer exists"
+        case ClusterDeselected(why):
+            return f"its cluster no longer matches: {cluster_reason(why)}"
+        case Evicted(found):
+            return f"{taints(found)} not tolerated"
+        case PoolGone(engine, pool):
+            return f"pool {pool} of engine {engine} is no longer published"
+        case PoolNoLongerFits(engine, pool, why):
+            return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
+        case NoPoolForEngine(engine):
+            return f"no pool with room on its cluster fits new engine {engine}"
+        case ScaledDown():
+            return "scaled down"
+        case Duplicate(name):
+            return f"{name} already holds its cluster and index"
+
+
+def hold(reason: Hold) -> str:
+    """Say why nothing new is placed."""
+    match reason:
+        case InvalidSelector(engine, role, request, expression, error):
+            text = " ".join(expression.split())
+            return f"engine {engine} {role} device {request}: selector {text!r} is invalid: {error}"
+        case CacheUnresolved(cache):
+            return f"ModelCache {cache} is not resolved"
+
+
+# Clusters that nearly fit come first: they are what an operator can act on.
+_ORDER: dict[type, int] = {
+    NoRoom: 0,
+    NoPoolFits: 1,
+    Repelled: 2,
+    NotReady: 3,
+    NoGateway: 3,
+    NoPools: 3,
+    OutsideCache: 4,
+    NotSelected: 5,
+    Held: 6,
+    NotNeeded: 7,
+}
+
+
+def summary(passed_over: Iterable[PassedOver], limit: int = SUMMARY_LIMIT) -> str:
+    """Say, per cluster, why it was passed over, in at most ``limit`` characters.
+
+    Clusters with the same reasons are grouped; groups that nearly fit come first.
+
+    Returns:
+        For example ``nebius-1: pool gpu-h100 has 0 of 2 nodes free, needs 1;
+        gke-a, gke-b: taint modelplane.ai/maintenance:NoSchedule not tolerated``.
+    """
+    groups: dict[str, list[str]] = {}
+    rank: dict[str, int] = {}
+    for entry in passed_over:
+        text = ", ".join(cluster_reason(r) for r in entry.reasons)
+        groups.setdefault(text, []).append(entry.cluster)
+        rank[text] = min(_ORDER.get(type(r), 9) for r in entry.reasons)
+    ordered = sorted(groups, key=lambda t: (rank[t], groups[t][0]))
+    parts = [f"{_names(groups[t])}: {t}" for t in ordered]
+    return _cap(parts, limit)
+
+
+def _names(clusters: Sequence[str]) -> str:
+    if len(clusters) <= NAMES_PER_GROUP:
+        return ", ".join(clusters)
+    shown = ", ".join(clusters[:NAMES_PER_GROUP])
+    return f"{shown} and {len(clusters) - NAMES_PER_GROUP} more"
+
+
+def _cap(parts: Sequence[str], limit: int) -> str:
+    """Join parts with ``; `` in at most ``limit`` characters, saying how many are left out."""
+    kept: list[str] = []
+    length = 0
+    for i, part in enumerate(parts):
+        later = len(parts) - i - 1
+        tail = len(f"; and {later} more") if later else 0
+        grown = length + (2 if kept else 0) + len(part)
+        if grown + tail > limit:
+            break
+        kept.append(part)
+        length = grown
+    if not kept:
+        return parts[0][: max(limit - 3, 0)] + "..." if parts else ""
+    left = len(parts) - len(kept)
+    return "; ".join(kept) + (f"; and {left} more" if left else "")
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _unique(texts: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(texts))

@@ -1,0 +1,166 @@
+"""What the scheduler reads: the deployment, the fleet's clusters and its replicas.
+
+All values are frozen and hold tuples, never dicts, so they hash and compare by
+content. Label maps are sorted ``(key, value)`` tuples; build them with :func:`labels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from modelplane.domain.dra.device import Device
+from modelplane.domain.taints import Taint, Toleration
+
+Role = Literal["Standalone", "Leader", "Worker"]
+Claim = Literal["DRA", "Synthetic"]
+Labels = tuple[tuple[str, str], ...]
+
+
+def labels(mapping: Mapping[str, str] | None) -> Labels:
+    """Return a label map as the sorted tuple the scheduler's values hold."""
+    return tuple(sorted((mapping or {}).items()))
+
+
+# --- the deployment -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One entry of a member's ``nodeSelector.devices``: what each of its pods needs."""
+
+    name: str
+    count: int = 1
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of an engine: a Standalone pod, a gang's Leader, or its Workers."""
+
+    role: Role
+    devices: tuple[DeviceRequest, ...] = ()
+    worker_nodes: int = 1
+
+    @property
+    def pods(self) -> int:
+        """Pods per copy: ``worker.nodes`` for a Worker, 1 for a Standalone or Leader."""
+        return max(self.worker_nodes, 1) if self.role == "Worker" else 1
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine of the replica's topology; all its members share one pool."""
+
+    name: str
+    members: tuple[Member, ...]
+    copies: int = 1
+
+    @property
+    def is_gang(self) -> bool:
+        """Tell whether the engine spans nodes (a Leader with Workers)."""
+        return any(m.role == "Worker" for m in self.members)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A ModelDeployment as the scheduler sees it."""
+
+    namespace: str
+    name: str
+    replicas: int
+    engines: tuple[Engine, ...]
+    cluster_selector: Labels = ()
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True)
+class CacheFootprint:
+    """Where a referenced ModelCache stages its weights, so where new replicas may land.
+
+    Attributes:
+        name: The ModelCache's name.
+        resolved: False while the cache is missing or not yet read: then nothing new is
+            placed, and what is placed stays.
+        match_labels: The cache's cluster selector; None stages everywhere.
+        clusters: If set, only these clusters (for example the cache's status).
+    """
+
+    name: str
+    resolved: bool = True
+    match_labels: Labels | None = None
+    clusters: frozenset[str] | None = None
+
+
+# --- the fleet ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolDevice:
+    """One device entry of a pool's InferenceClass."""
+
+    name: str
+    device: Device
+    count: int
+    claim: Claim = "DRA"
+    device_class_name: str = ""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A GPU node pool a cluster publishes in ``status.gpuPools``."""
+
+    name: str
+    nodes: int
+    devices: tuple[PoolDevice, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """An InferenceCluster as the scheduler sees it.
+
+    Attributes:
+        pools: The published pools; None while the cluster has not published them yet,
+            which keeps the replicas on it as they are.
+    """
+
+    name: str
+    labels: Labels = ()
+    taints: tuple[Taint, ...] = ()
+    ready: bool = False
+    gateway_address: str = ""
+    pools: tuple[Pool, ...] | None = ()
+
+
+@dataclass(frozen=True)
+class PinnedEngine:
+    """An existing replica's engine: the pool it is pinned to and what it charges there."""
+
+    name: str
+    pool: str
+    nodes: int = 0
+
+
+@dataclass(frozen=True)
+class ExistingReplica:
+    """A ModelReplica that exists in the fleet, of any deployment."""
+
+    namespace: str
+    deployment: str
+    cluster: str
+    index: int
+    engines: tuple[PinnedEngine, ...] = ()
+    name: str = ""
+
+    def pin(self, engine: str) -> str | None:
+        """Return the pool an engine of this replica is pinned to, if it has one."""
+        return next((e.pool for e in self.engines if e.name == engine), None)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Every InferenceCluster and every ModelReplica the scheduler can see."""
+
+    clusters: tuple[Cluster, ...] = ()
+    replicas: tuple[ExistingReplica, ...] = field(default_factory=tuple)

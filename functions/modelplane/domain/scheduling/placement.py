@@ -1,0 +1,358 @@
+"""What the scheduler returns: the placement, and typed reasons for everything it did not do.
+
+Reasons are data; :mod:`modelplane.domain.scheduling.explain` turns them into words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.domain.taints import Taint
+
+# --- why a pool does not fit a member ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SelectorMiss:
+    """No device of the pool satisfies this selector of the request (with the others)."""
+
+    request: str
+    selector: str
+
+
+@dataclass(frozen=True)
+class CountMiss:
+    """Devices match the request, but a node has fewer of them than each pod needs."""
+
+    request: str
+    want: int
+    have: int
+
+
+@dataclass(frozen=True)
+class NothingOffered:
+    """The pool's class offers no devices at all (none, or only ``count: 0``)."""
+
+    request: str
+
+
+@dataclass(frozen=True)
+class ConflictMiss:
+    """Each request fits alone, but a node lacks devices for all of them at once."""
+
+    requests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SyntheticOnly:
+    """The member would claim only Synthetic devices here, though another pool has real ones."""
+
+    requests: tuple[str, ...]
+
+
+Miss = SelectorMiss | CountMiss | NothingOffered | ConflictMiss | SyntheticOnly
+
+
+@dataclass(frozen=True)
+class PoolMiss:
+    """Why one pool does not fit one member of an engine."""
+
+    pool: str
+    role: str
+    miss: Miss
+
+
+@dataclass(frozen=True)
+class Shortage:
+    """A pool that fits an engine but lacks free nodes for the replica."""
+
+    pool: str
+    free: int
+    nodes: int
+    needed: int
+
+
+# --- why a cluster was passed over ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NotSelected:
+    """The cluster lacks a label the deployment's ``clusterSelector`` asks for."""
+
+    key: str
+    want: str
+    got: str | None
+
+
+@dataclass(frozen=True)
+class OutsideCache:
+    """The cluster is outside the referenced ModelCache's footprint."""
+
+    cache: str
+
+
+@dataclass(frozen=True)
+class NotReady:
+    """The cluster is not Ready."""
+
+
+@dataclass(frozen=True)
+class NoGateway:
+    """The cluster has no gateway address yet."""
+
+
+@dataclass(frozen=True)
+class Repelled:
+    """The cluster carries taints the deployment does not tolerate."""
+
+    taints: tuple[Taint, ...]
+
+
+@dataclass(frozen=True)
+class NoPools:
+    """The cluster publishes no GPU pools (or has not published them yet)."""
+
+    unknown: bool = False
+
+
+@dataclass(frozen=True)
+class NoPoolFits:
+    """No pool of the cluster fits an engine."""
+
+    engine: str
+    misses: tuple[PoolMiss, ...]
+
+
+@dataclass(frozen=True)
+class NoRoom:
+    """Pools fit, but they lack free nodes for one more replica."""
+
+    shortages: tuple[Shortage, ...]
+
+
+@dataclass(frozen=True)
+class NotNeeded:
+    """The cluster could take a replica, but every wanted replica is placed."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """New placement is held (see :attr:`Placement.hold`), so the cluster was not tried."""
+
+
+ClusterReason = (
+    NotSelected
+    | OutsideCache
+    | NotReady
+    | NoGateway
+    | Repelled
+    | NoPools
+    | NoPoolFits
+    | NoRoom
+    | NotNeeded
+    | Held
+)
+
+# --- why an existing replica was dropped ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterGone:
+    """The replica's cluster is not in the fleet the scheduler sees.
+
+    Attributes:
+        selecting: The deployment has a ``clusterSelector``, and a fleet read through it
+            leaves out the clusters it no longer matches, so the cluster may still exist.
+    """
+
+    selecting: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterDeselected:
+    """The replica's cluster no longer matches the deployment's ``clusterSelector``."""
+
+    reason: NotSelected
+
+
+@dataclass(frozen=True)
+class Evicted:
+    """The replica's cluster carries a NoExecute taint the deployment does not tolerate."""
+
+    taints: tuple[Taint, ...]
+
+
+@dataclass(frozen=True)
+class PoolGone:
+    """An engine's pinned pool is no longer published by the cluster."""
+
+    engine: str
+    pool: str
+
+
+@dataclass(frozen=True)
+class PoolNoLongerFits:
+    """An engine's pinned pool no longer fits its (edited) device selectors."""
+
+    engine: str
+    pool: str
+    miss: PoolMiss
+
+
+@dataclass(frozen=True)
+class NoPoolForEngine:
+    """An engine added to the deployment fits no pool with room on the replica's cluster."""
+
+    engine: str
+
+
+@dataclass(frozen=True)
+class ScaledDown:
+    """The deployment wants fewer replicas."""
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Another ModelReplica already holds this cluster and index."""
+
+    name: str
+
+
+DropReason = (
+    ClusterGone
+    | ClusterDeselected
+    | Evicted
+    | PoolGone
+    | PoolNoLongerFits
+    | NoPoolForEngine
+    | ScaledDown
+    | Duplicate
+)
+
+# --- why nothing new was placed ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InvalidSelector:
+    """A device selector does not compile: the user's error, named precisely."""
+
+    engine: str
+    role: str
+    request: str
+    selector: str
+    error: str
+
+
+@dataclass(frozen=True)
+class CacheUnresolved:
+    """The referenced ModelCache is missing or not yet known."""
+
+    cache: str
+
+
+Hold = InvalidSelector | CacheUnresolved
+
+# --- the placement ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimedRequest:
+    """A ``claim: DRA`` device request of a member, as its ResourceClaim asks for it."""
+
+    name: str
+    device_class_name: str
+    count: int
+    selectors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MemberPlacement:
+    """A member's claims on its engine's pool (empty: it claims nothing, costs nothing)."""
+
+    role: str
+    claims: tuple[ClaimedRequest, ...] = ()
+
+
+@dataclass(frozen=True)
+class EnginePlacement:
+    """An engine's pool and the node cost it charges there."""
+
+    engine: str
+    pool: str
+    nodes: int
+    members: tuple[MemberPlacement, ...]
+
+
+@dataclass(frozen=True)
+class PlacedReplica:
+    """One replica of the deployment and where it runs.
+
+    Attributes:
+        engines: Each engine's pool and claims; None when the replica is kept exactly as
+            it exists (the selectors do not compile, or the cluster has not published
+            its pools), so its existing spec must be kept too.
+        new: True when this call placed it, False when it was retained.
+    """
+
+    cluster: str
+    index: int
+    engines: tuple[EnginePlacement, ...] | None
+    new: bool = False
+
+
+@dataclass(frozen=True)
+class DroppedReplica:
+    """An existing replica of the deployment that is no longer placed, and why."""
+
+    cluster: str
+    index: int
+    name: str
+    reason: DropReason
+
+
+@dataclass(frozen=True)
+class PoolUsage:
+    """A pool's nodes, free before this placement (as observed) and after it."""
+
+    cluster: str
+    pool: str
+    nodes: int
+    free_before: int
+    free_after: int
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A cluster that cannot take (another) replica, or was not needed, and why."""
+
+    cluster: str
+    reasons: tuple[ClusterReason, ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The scheduler's whole answer for one deployment.
+
+    Attributes:
+        wanted: ``spec.replicas``.
+        replicas: Every placed replica, sorted by cluster then index.
+        dropped: Existing replicas no longer placed, sorted by cluster then index.
+        passed_over: Every cluster that cannot take one more replica, or was not
+            needed, with its reasons, sorted by cluster name.
+        hold: Why nothing new was placed, if it was held.
+        selected: How many clusters match the deployment's ``clusterSelector``.
+        pools: Every published pool's free nodes before and after, sorted.
+    """
+
+    wanted: int
+    replicas: tuple[PlacedReplica, ...]
+    dropped: tuple[DroppedReplica, ...] = ()
+    passed_over: tuple[PassedOver, ...] = ()
+    hold: Hold | None = None
+    selected: int = 0
+    pools: tuple[PoolUsage, ...] = ()
+
+    @property
+    def short(self) -> int:
+        """How many wanted replicas are not placed."""
+        return max(self.wanted - len(self.replicas), 0)

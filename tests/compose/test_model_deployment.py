@@ -1,0 +1,859 @@
+"""ModelDeployment: requirements, placement, composed replicas and endpoints, and reporting."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelplane import registry, server
+from modelplane.compose import _kit as kit
+from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment import fleet
+from modelplane.dev import render
+from modelplane.domain import naming
+from modelplane.domain.dra.device import Attribute
+from modelplane.models.modeldeployment import ModelDeployment
+
+from tests.requests import conditions, request
+
+API = "modelplane.ai/v1alpha1"
+NS = "ml-team"
+GATEWAY = "203.0.113.10"
+
+
+# --- builders ----------------------------------------------------------------------------
+
+
+def gpu_device(memory: str = "23034Mi", count: int = 1, claim: str = "DRA") -> dict[str, Any]:
+    """An NVIDIA GPU entry as a class declares it (and a cluster's status copies it)."""
+    device: dict[str, Any] = {
+        "name": "gpu",
+        "claim": claim,
+        "driver": "gpu.nvidia.com",
+        "count": count,
+        "attributes": {"architecture": {"string": "Ada Lovelace"}},
+        "capacity": {"memory": {"value": memory}},
+    }
+    if claim == "DRA":
+        device["deviceClassName"] = "gpu.nvidia.com"
+    return device
+
+
+def efa_device(count: int = 16) -> dict[str, Any]:
+    """The docs' EFA entry."""
+    return {
+        "name": "efa",
+        "claim": "DRA",
+        "driver": "dra.net",
+        "deviceClassName": "efa.networking.k8s.aws",
+        "count": count,
+    }
+
+
+def inference_cluster(
+    name: str,
+    pools: Sequence[tuple[str, int, Sequence[Mapping[str, Any]]]] = (("gpu-l4", 1, ()),),
+    *,
+    labels: Mapping[str, str] | None = None,
+    ready: bool = True,
+    gateway: str = GATEWAY,
+    taints: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """An InferenceCluster with the status the scheduler reads (an L4 pool by default)."""
+    status: dict[str, Any] = {
+        "gpuPools": [
+            {"name": p, "nodes": n, "devices": [dict(d) for d in devices] or [gpu_device()]}
+            for p, n, devices in pools
+        ],
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+    }
+    if gateway:
+        status["gateway"] = {"address": gateway}
+    spec: dict[str, Any] = {"cluster": {"source": "EKS", "eks": {"region": "us-east-1"}}}
+    if taints:
+        spec["taints"] = [dict(t) for t in taints]
+    return {
+        "apiVersion": API,
+        "kind": "InferenceCluster",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def member(
+    role: str = "Standalone", *, memory: str = "20Gi", count: int = 1, **extra: Any
+) -> dict[str, Any]:
+    """A member asking for ``count`` GPUs of at least ``memory`` (no request when memory is '')."""
+    out: dict[str, Any] = {
+        "role": role,
+        "template": {
+            "spec": {"containers": [{"name": "engine", "image": "vllm/vllm-openai:v0.23.0"}]}
+        },
+        **extra,
+    }
+    if memory:
+        cel = f'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("{memory}")) >= 0\n'
+        out["nodeSelector"] = {
+            "devices": [{"name": "gpu", "count": count, "selectors": [{"cel": cel}]}]
+        }
+    return out
+
+
+def model_deployment(
+    name: str = "qwen-demo",
+    replicas: int = 1,
+    *,
+    engines: Sequence[Mapping[str, Any]] | None = None,
+    selector: Mapping[str, str] | None = None,
+    cache: str | None = None,
+    tolerations: Sequence[Mapping[str, str]] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A ModelDeployment (the getting-started one by default)."""
+    spec: dict[str, Any] = {
+        "engines": [dict(e) for e in engines or [{"name": "qwen", "members": [member()]}]]
+    }
+    if selector:
+        spec["clusterSelector"] = {"matchLabels": dict(selector)}
+    if cache:
+        spec["modelCacheRef"] = {"name": cache}
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
+    template: dict[str, Any] = {"spec": spec}
+    if labels:
+        template["metadata"] = {"labels": dict(labels)}
+    return {
+        "apiVersion": API,
+        "kind": "ModelDeployment",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"replicas": replicas, "template": template},
+    }
+
+
+def model_cache(name: str, selector: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A ModelCache, staged where its selector says."""
+    spec: dict[str, Any] = {
+        "source": "HuggingFace",
+        "huggingFace": {"repo": "Qwen/Qwen3", "sizeGiB": 100},
+    }
+    if selector:
+        spec["clusterSelector"] = {"matchLabels": dict(selector)}
+    return {
+        "apiVersion": API,
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }
+
+
+def other_replica(
+    deployment: str, cluster: str, pool: str, *, namespace: str = "other-team"
+) -> dict[str, Any]:
+    """Another deployment's one-GPU replica, charging one node of ``pool``."""
+    return {
+        "apiVersion": API,
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": naming.replica_name(deployment, cluster, 0),
+            "namespace": namespace,
+            "labels": {
+                md.DEPLOYMENT_LABEL: deployment,
+                md.CLUSTER_LABEL: cluster,
+                md.INDEX_LABEL: "0",
+            },
+        },
+        "spec": {
+            "clusterName": cluster,
+            "engines": [
+                {
+                    "name": "e",
+                    "members": [
+                        {
+                            "role": "Standalone",
+                            "nodePoolName": pool,
+                            "deviceRequests": [
+                                {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}
+                            ],
+                            "template": {"spec": {"containers": [{"name": "engine"}]}},
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def call(
+    xr: Mapping[str, Any],
+    clusters: Sequence[Mapping[str, Any]] = (),
+    replicas: Sequence[Mapping[str, Any]] = (),
+    *,
+    caches: Sequence[Mapping[str, Any]] | None = None,
+    observed: Mapping[str, Mapping[str, Any]] | None = None,
+    answered: bool = True,
+) -> fnv1.RunFunctionResponse:
+    """Run the function as Crossplane's second call does, with the fleet answered."""
+    required: dict[str, Sequence[Mapping[str, Any]]] = {}
+    if answered:
+        required = {md.CLUSTERS: clusters, md.REPLICAS: replicas}
+        if caches is not None:
+            required[md.CACHE] = caches
+    req = request(xr, observed=observed, required=required)
+    for name in required:
+        req.required_resources[name].SetInParent()  # answered, even when empty
+    return server.run(req, registry.COMPOSERS)
+
+
+def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    return {k: kit.struct_to_dict(v.resource) for k, v in rsp.desired.resources.items()}
+
+
+def of_kind(rsp: fnv1.RunFunctionResponse, kind: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in desired(rsp).items() if v["kind"] == kind}
+
+
+def status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    return dict(kit.struct_to_dict(rsp.desired.composite.resource).get("status", {}))
+
+
+def events(rsp: fnv1.RunFunctionResponse, severity: int = fnv1.SEVERITY_WARNING) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == severity]
+
+
+def as_fleet(rsp: fnv1.RunFunctionResponse, *, ready: bool = False) -> list[dict[str, Any]]:
+    """The composed ModelReplicas as they then exist in the fleet (optionally Ready)."""
+    out = []
+    for composed in of_kind(rsp, "ModelReplica").values():
+        replica = copy.deepcopy(composed)
+        if ready:
+            replica["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+        out.append(replica)
+    return out
+
+
+# --- requirements ----------------------------------------------------------------------------
+
+
+def _requirements(
+    rsp: fnv1.RunFunctionResponse,
+) -> dict[str, tuple[str, str, str | None, dict[str, str] | None, str | None]]:
+    out = {}
+    for name, sel in rsp.requirements.resources.items():
+        which = sel.WhichOneof("match")
+        out[name] = (
+            sel.api_version,
+            sel.kind,
+            sel.match_name if which == "match_name" else None,
+            dict(sel.match_labels.labels) if which == "match_labels" else None,
+            sel.namespace if sel.HasField("namespace") else None,
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("xr", "want"),
+    [
+        pytest.param(
+            model_deployment(),
+            {
+                md.CLUSTERS: (API, "InferenceCluster", None, {}, None),
+                md.REPLICAS: (API, "ModelReplica", None, {}, None),
+            },
+            id="every-cluster-every-replica",
+        ),
+        pytest.param(
+            model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder"),
+            {
+                md.CLUSTERS: (API, "InferenceCluster", None, {"modelplane.ai/region": "us"}, None),
+                md.REPLICAS: (API, "ModelReplica", None, {}, None),
+                md.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
+            },
+            id="selected-clusters-and-the-cache",
+        ),
+    ],
+)
+def test_requirements_are_the_same_on_every_call(xr: dict[str, Any], want: dict[str, Any]) -> None:
+    first = call(xr, answered=False)
+    second = call(xr, [inference_cluster("a")], caches=[])
+    assert _requirements(first) == want
+    assert _requirements(second) == want
+    assert desired(first) == {}
+    assert conditions(first)["ReplicasScheduled"][:2] == ("Unknown", "Scheduling")
+
+
+# --- placement and composed resources --------------------------------------------------------
+
+
+def test_getting_started_places_one_replica() -> None:
+    rsp = call(model_deployment(), [inference_cluster("eks-us-east")])
+    name = naming.replica_name("qwen-demo", "eks-us-east", 0)
+    want_member = member()
+    want_member["nodePoolName"] = "gpu-l4"
+    want_member["deviceRequests"] = [
+        {
+            "name": "gpu",
+            "deviceClassName": "gpu.nvidia.com",
+            "count": 1,
+            "selectors": want_member.pop("nodeSelector")["devices"][0]["selectors"],
+        }
+    ]
+    assert desired(rsp) == {
+        "replica-eks-us-east-0": {
+            "apiVersion": API,
+            "kind": "ModelReplica",
+            "metadata": {
+                "name": name,
+                "namespace": NS,
+                "labels": {
+                    md.CLUSTER_LABEL: "eks-us-east",
+                    md.DEPLOYMENT_LABEL: "qwen-demo",
+                    md.INDEX_LABEL: "0",
+                },
+            },
+            "spec": {
+                "clusterName": "eks-us-east",
+                "engines": [{"name": "qwen", "members": [want_member]}],
+            },
+        }
+    }
+    assert status(rsp) == {"replicas": {"total": 1, "ready": 0}}
+    assert conditions(rsp) == {
+        "ReplicasScheduled": ("True", "ReplicasCreated", "1 of 1 replica placed"),
+        "ReplicasReady": ("False", "ModelStarting", "0 of 1 replica ready"),
+        "ModelCacheResolved": ("True", "NoModelCache", "no modelCacheRef"),
+    }
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    assert events(rsp) == []
+
+
+def test_ready_replica_gets_an_endpoint() -> None:
+    clusters = [inference_cluster("eks-us-east")]
+    xr = model_deployment(labels={"team": "ml", md.DEPLOYMENT_LABEL: "spoofed"})
+    first = call(xr, clusters)
+    rsp = call(xr, clusters, as_fleet(first, ready=True))
+    name = naming.replica_name("qwen-demo", "eks-us-east", 0)
+    labels = {
+        md.CLUSTER_LABEL: "eks-us-east",
+        md.DEPLOYMENT_LABEL: "qwen-demo",
+        md.INDEX_LABEL: "0",
+        "team": "ml",
+    }
+    assert of_kind(rsp, "ModelEndpoint") == {
+        "endpoint-eks-us-east-0": {
+            "apiVersion": API,
+            "kind": "ModelEndpoint",
+            "metadata": {"name": name, "namespace": NS, "labels": labels},
+            "spec": {
+                "url": f"http://{GATEWAY}/{NS}/{name}/v1",
+                "rewritePath": f"/{NS}/{name}/",
+            },
+        }
+    }
+    assert of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]["metadata"]["labels"] == labels
+    assert of_kind(rsp, "ModelReplica") == of_kind(first, "ModelReplica") | {
+        "replica-eks-us-east-0": of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]
+    }
+    assert status(rsp) == {"replicas": {"total": 1, "ready": 1}}
+    assert conditions(rsp)["ReplicasReady"] == ("True", "AllReplicasReady", "1 of 1 replica ready")
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_readiness_from_observed_composed_replicas() -> None:
+    clusters = [inference_cluster("eks-us-east")]
+    first = call(model_deployment(), clusters)
+    observed = {
+        k: {**v, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+        for k, v in desired(first).items()
+    }
+    rsp = call(model_deployment(), clusters, as_fleet(first), observed=observed)
+    assert list(of_kind(rsp, "ModelEndpoint")) == ["endpoint-eks-us-east-0"]
+
+
+def test_no_endpoint_without_a_gateway_address() -> None:
+    clusters = [inference_cluster("eks-us-east", gateway="")]
+    fleet = as_fleet(call(model_deployment(), [inference_cluster("eks-us-east")]), ready=True)
+    rsp = call(model_deployment(), clusters, fleet)
+    assert of_kind(rsp, "ModelEndpoint") == {}
+    assert len(of_kind(rsp, "ModelReplica")) == 1, "a degraded cluster keeps its replica"
+
+
+def test_gang_pins_every_member_and_claims_efa() -> None:
+    gang_member = {
+        "nodeSelector": {
+            "devices": [
+                {
+                    "name": "gpu",
+                    "count": 8,
+                    "selectors": [{"cel": 'device.driver == "gpu.nvidia.com"'}],
+                },
+                {"name": "efa", "count": 16, "selectors": [{"cel": 'device.driver == "dra.net"'}]},
+            ]
+        }
+    }
+    engines = [
+        {
+            "name": "qwen3-coder",
+            "members": [
+                {**member("Leader", memory=""), **gang_member},
+                {**member("Worker", memory="", worker={"nodes": 1}), **gang_member},
+            ],
+        }
+    ]
+    xr = model_deployment("qwen3-coder", engines=engines, cache="qwen3-coder")
+    h200 = [gpu_device("140Gi", 8), efa_device()]
+    rsp = call(
+        xr,
+        [inference_cluster("eks-coder", [("gpu-h200", 2, h200)])],
+        caches=[model_cache("qwen3-coder")],
+    )
+    (replica,) = of_kind(rsp, "ModelReplica").values()
+    members = replica["spec"]["engines"][0]["members"]
+    assert [(m["role"], m["nodePoolName"]) for m in members] == [
+        ("Leader", "gpu-h200"),
+        ("Worker", "gpu-h200"),
+    ]
+    assert [
+        [(d["name"], d["deviceClassName"], d["count"]) for d in m["deviceRequests"]]
+        for m in members
+    ] == [[("gpu", "gpu.nvidia.com", 8), ("efa", "efa.networking.k8s.aws", 16)]] * 2
+    assert members[1]["worker"] == {"nodes": 1}
+    assert replica["spec"]["modelCacheRef"] == {"name": "qwen3-coder"}
+    assert conditions(rsp)["ModelCacheResolved"] == (
+        "True",
+        "ModelCacheResolved",
+        "ModelCache qwen3-coder found",
+    )
+    assert events(rsp) == []
+
+
+def test_gang_without_a_cache_warns() -> None:
+    engines = [
+        {"name": "big", "members": [member("Leader"), member("Worker", worker={"nodes": 3})]}
+    ]
+    rsp = call(model_deployment(engines=engines), [inference_cluster("a", [("p", 4, ())])])
+    assert events(rsp) == [
+        "engine big spans 4 nodes without a ModelCache: every pod downloads the weights itself; "
+        "set spec.template.spec.modelCacheRef"
+    ]
+    assert len(of_kind(rsp, "ModelReplica")) == 1, "a warning, not a rejection"
+
+
+# --- reporting a shortfall -------------------------------------------------------------------
+
+
+def test_shortfall_names_each_cluster() -> None:
+    xr = model_deployment(
+        "qwen-west",
+        3,
+        engines=[{"name": "qwen", "members": [member(memory="40Gi")]}],
+    )
+    maintenance = {"key": "modelplane.ai/maintenance", "effect": "NoSchedule"}
+    clusters = [
+        inference_cluster("eks-us-east"),
+        inference_cluster("gke-a", [("gpu", 1, [gpu_device("46068Mi")])], taints=[maintenance]),
+        inference_cluster("nebius-1", [("gpu-h100", 2, [gpu_device("81559Mi")])]),
+    ]
+    rsp = call(xr, clusters, [other_replica("llama", "nebius-1", "gpu-h100")])
+    message = (
+        "placed 1 of 3 replicas; nebius-1: pool gpu-h100 has 0 of 2 nodes free, needs 1; "
+        "eks-us-east: no pool fits engine qwen: gpu needs memory >= 40Gi; "
+        "gke-a: taint modelplane.ai/maintenance:NoSchedule not tolerated"
+    )
+    assert conditions(rsp)["ReplicasScheduled"] == ("False", "InsufficientCapacity", message)
+    assert events(rsp) == [message]
+    assert status(rsp) == {"replicas": {"total": 1, "ready": 0}}
+
+
+def test_shortfall_message_is_capped() -> None:
+    clusters = [inference_cluster(f"cluster-{i:04}", [(f"pool-{i}", 0, ())]) for i in range(300)]
+    rsp = call(model_deployment(replicas=2), clusters)
+    _, reason, message = conditions(rsp)["ReplicasScheduled"]
+    assert reason == "InsufficientCapacity"
+    assert len(message) <= md.MESSAGE_LIMIT
+    assert message.startswith(
+        "placed 0 of 2 replicas; cluster-0000: pool pool-0 has 0 of 0 nodes free"
+    )
+
+
+@pytest.mark.parametrize(
+    ("clusters", "message"),
+    [
+        pytest.param(
+            [],
+            "placed 0 of 1 replica: no InferenceCluster matches clusterSelector tier=h100",
+            id="selector",
+        ),
+        pytest.param(
+            [inference_cluster("a", labels={"tier": "l4"})],
+            "placed 0 of 1 replica: no InferenceCluster matches clusterSelector tier=h100",
+            id="mismatch",
+        ),
+    ],
+)
+def test_no_clusters(clusters: list[dict[str, Any]], message: str) -> None:
+    rsp = call(model_deployment(selector={"tier": "h100"}), clusters)
+    assert conditions(rsp)["ReplicasScheduled"] == ("False", "NoClusters", message)
+    assert conditions(rsp)["ReplicasReady"] == (
+        "False",
+        "NoReplicasScheduled",
+        "0 of 1 replica placed",
+    )
+
+
+# --- nothing running is lost -------------------------------------------------------------------
+
+
+def test_invalid_selector_keeps_what_runs() -> None:
+    clusters = [inference_cluster("eks-us-east", [("gpu-l4", 4, ())])]
+    placed = call(model_deployment(), clusters)
+    broken = member(memory="20Gi")
+    broken["nodeSelector"]["devices"][0]["selectors"] = [{"cel": "device.capacity[ oops"}]
+    bad = {"name": "qwen", "members": [broken]}
+    rsp = call(model_deployment(replicas=3, engines=[bad]), clusters, as_fleet(placed))
+    assert of_kind(rsp, "ModelReplica") == of_kind(placed, "ModelReplica"), "kept exactly as it is"
+    status_, reason, message = conditions(rsp)["ReplicasScheduled"]
+    assert (status_, reason) == ("False", "InvalidNodeSelector")
+    assert message.startswith(
+        "engine qwen Standalone device gpu: selector 'device.capacity[ oops' is invalid: "
+    )
+    assert message.endswith("; keeping 1 placed replica, placing none")
+    assert events(rsp) == [message]
+
+
+@pytest.mark.parametrize(
+    ("caches", "answered_reason", "scheduled"),
+    [
+        pytest.param(
+            [],
+            ("False", "ModelCacheNotFound", "ModelCache weights not found"),
+            "waiting for ModelCache weights (not found); keeping 1 placed replica, placing none",
+            id="missing",
+        ),
+        pytest.param(
+            None,
+            ("False", "ModelCacheUnresolved", "ModelCache weights not read yet"),
+            "waiting for ModelCache weights (not read yet); keeping 1 placed replica, placing none",
+            id="not-read-yet",
+        ),
+    ],
+)
+def test_unresolved_cache_keeps_what_runs(
+    caches: list[dict[str, Any]] | None, answered_reason: tuple[str, str, str], scheduled: str
+) -> None:
+    clusters = [inference_cluster("a", [("gpu-l4", 4, ())])]
+    placed = call(model_deployment(cache="weights"), clusters, caches=[model_cache("weights")])
+    rsp = call(
+        model_deployment(replicas=2, cache="weights"), clusters, as_fleet(placed), caches=caches
+    )
+    assert of_kind(rsp, "ModelReplica") == of_kind(placed, "ModelReplica")
+    assert conditions(rsp)["ModelCacheResolved"] == answered_reason
+    assert conditions(rsp)["ReplicasScheduled"] == ("False", "Scheduling", scheduled)
+
+
+def test_unread_fleet_keeps_composed_resources() -> None:
+    clusters = [inference_cluster("a")]
+    placed = call(model_deployment(), clusters)
+    observed = {
+        k: {**v, "metadata": {**v["metadata"], "uid": "1234"}, "status": {"x": 1}}
+        for k, v in desired(placed).items()
+    }
+    rsp = call(model_deployment(), answered=False, observed=observed)
+    assert desired(rsp) == desired(placed)
+
+
+def test_unreadable_deployment_keeps_composed_resources() -> None:
+    clusters = [inference_cluster("a")]
+    placed = call(model_deployment(), clusters)
+    broken = model_deployment()
+    broken["spec"]["template"]["spec"]["engines"] = "not a list"
+    rsp = call(broken, clusters, as_fleet(placed), observed=desired(placed))
+    assert desired(rsp) == desired(placed)
+    assert conditions(rsp)["ReplicasScheduled"][:2] == ("False", "Scheduling")
+    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_WARNING]
+
+
+# --- drain, scale, the fleet ledger, the cache footprint ------------------------------------------
+
+
+def test_drain_moves_the_replica_and_says_so() -> None:
+    placed = call(
+        model_deployment(), [inference_cluster("gpu-us-east"), inference_cluster("gpu-us-west")]
+    )
+    assert list(of_kind(placed, "ModelReplica")) == ["replica-gpu-us-east-0"]
+    evict = {"key": "modelplane.ai/maintenance", "effect": "NoExecute"}
+    clusters = [inference_cluster("gpu-us-east", taints=[evict]), inference_cluster("gpu-us-west")]
+    rsp = call(model_deployment(), clusters, as_fleet(placed, ready=True))
+    assert list(of_kind(rsp, "ModelReplica")) == ["replica-gpu-us-west-0"]
+    old = naming.replica_name("qwen-demo", "gpu-us-east", 0)
+    assert events(rsp) == [
+        f"replica {old} leaves gpu-us-east: taint modelplane.ai/maintenance:NoExecute not tolerated"
+    ]
+
+
+def test_edited_cluster_selector_moves_the_replica() -> None:
+    east = inference_cluster("east", labels={"modelplane.ai/region": "us-east"})
+    west = inference_cluster("west", labels={"modelplane.ai/region": "us-west"})
+    placed = call(model_deployment(selector={"modelplane.ai/region": "us-east"}), [east, west])
+    edited = model_deployment(selector={"modelplane.ai/region": "us-west"})
+    # Crossplane answers the clusters requirement through the new selector: east is left out.
+    rsp = call(edited, [west], as_fleet(placed, ready=True))
+    assert list(of_kind(rsp, "ModelReplica")) == ["replica-west-0"]
+    old = naming.replica_name("qwen-demo", "east", 0)
+    assert events(rsp) == [
+        f"replica {old} leaves east: its cluster no longer exists or no longer matches "
+        "the clusterSelector"
+    ]
+
+
+def test_scale_down_is_a_normal_event() -> None:
+    clusters = [
+        inference_cluster("a", [("gpu-l4", 4, ())]),
+        inference_cluster("b", [("gpu-l4", 4, ())]),
+    ]
+    placed = call(model_deployment(replicas=3), clusters)
+    assert sorted(of_kind(placed, "ModelReplica")) == ["replica-a-0", "replica-a-1", "replica-b-0"]
+    rsp = call(model_deployment(replicas=1), clusters, as_fleet(placed))
+    assert sorted(of_kind(rsp, "ModelReplica")) == ["replica-a-0"]
+    assert events(rsp, fnv1.SEVERITY_NORMAL) == [
+        f"replica {naming.replica_name('qwen-demo', 'a', 1)} on a removed: scaled down",
+        f"replica {naming.replica_name('qwen-demo', 'b', 0)} on b removed: scaled down",
+    ]
+
+
+def test_other_deployments_in_other_namespaces_charge_the_ledger() -> None:
+    clusters = [inference_cluster("a"), inference_cluster("b")]
+    rsp = call(model_deployment(), clusters, [other_replica("qwen-demo", "a", "gpu-l4")])
+    assert list(of_kind(rsp, "ModelReplica")) == ["replica-b-0"]
+
+
+def test_cache_footprint_limits_new_replicas() -> None:
+    clusters = [inference_cluster("a"), inference_cluster("b", labels={"tier": "frontier"})]
+    rsp = call(
+        model_deployment(cache="weights"),
+        clusters,
+        caches=[model_cache("weights", {"tier": "frontier"})],
+    )
+    assert list(of_kind(rsp, "ModelReplica")) == ["replica-b-0"]
+
+
+def test_same_request_same_bytes() -> None:
+    clusters = [inference_cluster(n, [("gpu-l4", 2, ())]) for n in ("c", "a", "b")]
+    xr = model_deployment(replicas=4, labels={"b": "2", "a": "1"})
+    one = call(xr, clusters, [other_replica("x", "b", "gpu-l4")])
+    two = call(xr, list(reversed(clusters)), [other_replica("x", "b", "gpu-l4")])
+    assert one.SerializeToString(deterministic=True) == two.SerializeToString(deterministic=True)
+
+
+def test_output_fed_back_is_stable() -> None:
+    clusters = [inference_cluster(n, [("gpu-l4", 2, ())]) for n in ("a", "b", "c")]
+    xr = model_deployment(replicas=5)
+    rsp = call(xr, clusters)
+    for _ in range(3):
+        again = call(xr, clusters, as_fleet(rsp))
+        assert of_kind(again, "ModelReplica") == of_kind(rsp, "ModelReplica")
+        rsp = again
+
+
+# --- the docs' fleets, rendered by the real Crossplane CLI ------------------------------------
+
+FLEETS = Path(__file__).resolve().parents[1] / "testdata" / "fleets"
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    files = sorted(path.rglob("*.yaml")) if path.is_dir() else [path]
+    return [d for f in files for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
+
+
+@pytest.mark.crank
+@pytest.mark.parametrize(
+    ("fleet", "want", "event"),
+    [
+        pytest.param(
+            "getting-started", [("eks-us-east", 0, ["gpu-l4"])], None, id="getting-started"
+        ),
+        pytest.param(
+            "scale-the-model", [("eks-us-west", 0, ["gpu-l40s"])], None, id="scale-the-model"
+        ),
+        pytest.param(
+            "qwen3-coder", [("eks-coder", 0, ["gpu-h200", "gpu-h200"])], None, id="qwen3-coder"
+        ),
+        pytest.param("kimi-k2", [("eks-kimi", 0, ["gpu-h200", "gpu-h200"])], None, id="kimi-k2"),
+        pytest.param(
+            "drained-cluster",
+            [("gpu-us-west", 0, ["gpu-a100"]), ("gpu-us-west", 1, ["gpu-a100"])],
+            "leaves gpu-us-east: taint modelplane.ai/maintenance:NoExecute not tolerated",
+            id="drained-cluster",
+        ),
+    ],
+)
+def test_rendered_by_crank(
+    functions: render.Functions,
+    fleet: str,
+    want: list[tuple[str, int, list[str]]],
+    event: str | None,
+) -> None:
+    documents = _documents(FLEETS / fleet)
+    (xr,) = [d for d in documents if d["kind"] == "ModelDeployment"]
+    out = render.render(xr, functions, required=[d for d in documents if d is not xr])
+    replicas = sorted(
+        (d for d in out if d.get("kind") == "ModelReplica"),
+        key=lambda d: (d["spec"]["clusterName"], d["metadata"]["labels"][md.INDEX_LABEL]),
+    )
+    got = [
+        (
+            r["spec"]["clusterName"],
+            int(r["metadata"]["labels"][md.INDEX_LABEL]),
+            [m["nodePoolName"] for e in r["spec"]["engines"] for m in e["members"]],
+        )
+        for r in replicas
+    ]
+    assert got == want
+    name = xr["metadata"]["name"]
+    assert [r["metadata"]["name"] for r in replicas] == [
+        naming.replica_name(name, c, i) for c, i, _ in want
+    ]
+    scheduled = next(c for c in out[0]["status"]["conditions"] if c["type"] == "ReplicasScheduled")
+    assert (scheduled["status"], scheduled["reason"]) == ("True", "ReplicasCreated")
+    results = [d.get("message", "") for d in out if d.get("kind") == "Result"]
+    if event is not None:
+        assert any(event in message for message in results), results
+
+
+# --- reading the fleet -------------------------------------------------------------------------
+
+
+def _fleet_replica(
+    engines: list[dict[str, Any]], labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "r", "namespace": NS, "labels": labels or {md.INDEX_LABEL: "2"}},
+        "spec": {"clusterName": "a", "engines": engines},
+    }
+
+
+def _fleet_member(role: str, claims: bool, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": role, "nodePoolName": "p", **extra}
+    if claims:
+        out["deviceRequests"] = [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("engines", "want"),
+    [
+        pytest.param(
+            [{"name": "e", "members": [_fleet_member("Standalone", True)]}],
+            [("e", "p", 1)],
+            id="standalone",
+        ),
+        pytest.param(
+            [{"name": "e", "copies": 3, "members": [_fleet_member("Standalone", True)]}],
+            [("e", "p", 3)],
+            id="copies",
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "g",
+                    "copies": 2,
+                    "members": [
+                        _fleet_member("Leader", False),
+                        _fleet_member("Worker", True, worker={"nodes": 3}),
+                    ],
+                }
+            ],
+            [("g", "p", 6)],
+            id="gang-leader-claims-nothing",
+        ),
+        pytest.param(
+            [{"name": "e", "members": [_fleet_member("Standalone", False)]}],
+            [("e", "p", 0)],
+            id="no-claims",
+        ),
+    ],
+)
+def test_read_replica_charges(
+    engines: list[dict[str, Any]], want: list[tuple[str, str, int]]
+) -> None:
+    replica = fleet.read_replica(fleet.as_struct(_fleet_replica(engines)))
+    assert replica is not None
+    assert [(e.name, e.pool, e.nodes) for e in replica.engines] == want
+    assert (replica.cluster, replica.index, replica.namespace) == ("a", 2, NS)
+
+
+def test_replica_without_index_is_nobody_s() -> None:
+    dep = md.read_deployment(ModelDeployment.model_validate(model_deployment()), model_deployment())
+    obj = _fleet_replica(
+        [{"name": "qwen", "members": [_fleet_member("Standalone", True)]}],
+        {md.DEPLOYMENT_LABEL: "qwen-demo", md.INDEX_LABEL: "first"},
+    )
+    state = fleet.read_fleet([], [fleet.as_struct(obj)], dep)
+    (replica,) = state.fleet.replicas
+    assert (replica.deployment, replica.namespace) == ("", "")
+    assert state.own == {}
+
+
+@pytest.mark.parametrize(
+    ("status", "pools"),
+    [
+        pytest.param({}, None, id="not-published-yet"),
+        pytest.param({"gpuPools": []}, (), id="published-none"),
+        pytest.param(
+            {"gpuPools": [{"name": "p", "nodes": 2}]}, (("p", 2, 0),), id="pool-without-devices"
+        ),
+    ],
+)
+def test_read_cluster_pools(
+    status: dict[str, Any], pools: tuple[tuple[str, int, int], ...] | None
+) -> None:
+    obj = {
+        "metadata": {"name": "c"},
+        "spec": {
+            "taints": [{"key": "k", "effect": "NoExecute"}, {"key": "x", "effect": "Sideways"}]
+        },
+        "status": status,
+    }
+    found = fleet.read_cluster(fleet.as_struct(obj))
+    assert found is not None
+    got = (
+        None
+        if found.pools is None
+        else tuple((p.name, p.nodes, len(p.devices)) for p in found.pools)
+    )
+    assert got == pools
+    assert [str(t) for t in found.taints] == ["k:NoExecute"]
+
+
+def test_read_cluster_devices() -> None:
+    device = {
+        **gpu_device("81559Mi", 8),
+        "attributes": {
+            "architecture": {"string": "Hopper"},
+            "cudaComputeCapability": {"version": "9.0.0"},
+            "nvlink": {"bool": True},
+            "numa": {"int": 2},
+        },
+    }
+    found = fleet.read_cluster(fleet.as_struct(inference_cluster("c", [("p", 1, [device])])))
+    assert found is not None
+    assert found.pools is not None
+    (entry,) = found.pools[0].devices
+    assert (entry.name, entry.count, entry.claim, entry.device_class_name) == (
+        "gpu",
+        8,
+        "DRA",
+        "gpu.nvidia.com",
+    )
+    assert dict(entry.device.attributes) == {
+        "gpu.nvidia.com/architecture": Attribute("string", "Hopper"),
+        "gpu.nvidia.com/cudaComputeCapability": Attribute("version", "9.0.0"),
+        "gpu.nvidia.com/nvlink": Attribute("bool", True),
+        "gpu.nvidia.com/numa": Attribute("int", 2),
+    }
+    assert dict(entry.device.capacity) == {"gpu.nvidia.com/memory": "81559Mi"}
