@@ -48,6 +48,10 @@ def test_replica_name_differs_by_cluster_and_index() -> None:
         pytest.param(
             "https://gw.example.com/", "https://gw.example.com/ml-team/qwen-92535/v1", id="url"
         ),
+        pytest.param("2001:db8::7", "http://[2001:db8::7]/ml-team/qwen-92535/v1", id="ipv6"),
+        pytest.param(
+            "[2001:db8::7]:8080", "http://[2001:db8::7]:8080/ml-team/qwen-92535/v1", id="ipv6-port"
+        ),
     ],
 )
 def test_endpoint_url(address: str, want: str) -> None:

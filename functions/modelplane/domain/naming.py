@@ -45,12 +45,17 @@ def endpoint_url(gateway_address: str, namespace: str, replica: str) -> str:
     """Return a replica's OpenAI base URL behind its cluster's gateway.
 
     Args:
-        gateway_address: The cluster's gateway address, a host (``http://`` is added)
-            or a URL with a scheme.
+        gateway_address: The cluster's gateway address, a host (``http://`` is added;
+            a bare IPv6 address is bracketed) or a URL with a scheme.
         namespace: The deployment's namespace.
         replica: The replica's name.
     """
-    base = gateway_address if "://" in gateway_address else f"http://{gateway_address}"
+    if "://" in gateway_address:
+        base = gateway_address
+    elif gateway_address.count(":") > 1 and not gateway_address.startswith("["):
+        base = f"http://[{gateway_address}]"  # host:port has one colon; IPv6 has several
+    else:
+        base = f"http://{gateway_address}"
     return f"{base.rstrip('/')}{rewrite_path(namespace, replica)}v1"
 
 
