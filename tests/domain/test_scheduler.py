@@ -745,3 +745,21 @@ def test_same_placement_whatever_the_input_order() -> None:
     )
     assert one == two
     assert repr(one) == repr(two)
+
+
+# --- explaining clusters passed over ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("replicas", "want"),
+    [
+        pytest.param(1, {}, id="full-deployment-says-nothing-of-the-cluster-it-fills"),
+        pytest.param(2, {"a": ["NoRoom"]}, id="short-deployment-names-its-full-cluster"),
+    ],
+)
+def test_used_clusters_are_explained_only_when_short(
+    replicas: int, want: dict[str, list[str]]
+) -> None:
+    placement = run(wants("20Gi", replicas), fleet(cluster("a", pool("gpu", 1))))
+    assert where(placement) == [("a", 0, ("gpu",))]
+    assert reasons(placement) == want

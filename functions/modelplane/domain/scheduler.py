@@ -349,8 +349,13 @@ class _Run:
 
     def _explain(self) -> tuple[PassedOver, ...]:
         used = {cluster for cluster, _ in self.kept}
+        # A full deployment needs no word about the clusters it uses; a short one does,
+        # since a used cluster with no room left is part of why it is short.
+        short = len(self.kept) < max(self.deployment.replicas, 0)
         passed: list[PassedOver] = []
         for name in self.clusters:
+            if name in used and not short:
+                continue
             reasons = self._ineligible(name)
             if not reasons:
                 if self.hold is not None:
