@@ -159,7 +159,12 @@ def test_model_deployment_declares_the_scale_subresource() -> None:
     """`kubectl scale md` and KEDA need /scale (Crossplane v2.3 XRDs generate it)."""
     xrd = _load("ModelDeployment", "definition.yaml")
     scale = _version(xrd)["subresources"]["scale"]
-    assert scale == {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas.total"}
+    assert scale == {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas.total",
+    }
     schema = _schema(xrd)
     for path in scale.values():
-        assert (_field(schema, path) or {}).get("type") == "integer", f"{path} must be an integer field"
+        assert (_field(schema, path) or {}).get("type") == "integer", (
+            f"{path} must be an integer field"
+        )
