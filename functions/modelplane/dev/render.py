@@ -165,12 +165,15 @@ def serve(kinds: Iterable[str], *, shared: bool = False) -> Iterator[Functions]:
     procs: list[subprocess.Popen[bytes]] = []
     targets: dict[str, str] = {}
     try:
+        ports = []
         for group in groups:
             port = free_port()
             cmd = [sys.executable, "-m", "modelplane", *[k.lower() for k in group]]
             cmd += ["--insecure", "--address", f"127.0.0.1:{port}"]
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            procs.append(proc)
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            ports.append(port)
+        # Start every server first, then wait: they boot in parallel.
+        for group, port, proc in zip(groups, ports, procs, strict=True):
             _wait_listening(port, proc)
             targets.update(dict.fromkeys(group, f"127.0.0.1:{port}"))
         yield Functions(targets)
@@ -230,27 +233,63 @@ def render(
     return [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict)]
 
 
-def render_path(path: Path, *, shared: bool = False) -> list[tuple[Doc, list[Doc] | RenderError]]:
+@dataclass
+class Rendered:
+    """One composite's render: its output documents, or why it failed."""
+
+    xr: Doc
+    docs: list[Doc]
+    error: RenderError | None = None
+    composed_by: str | None = None  # "Kind namespace/name" of the composite that composed it
+
+
+def describe(doc: Mapping[str, Any]) -> str:
+    """Return ``Kind namespace/name`` (or ``Kind name`` when cluster-scoped)."""
+    meta = doc.get("metadata") or {}
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{doc.get('kind')} {where}{meta.get('name')}"
+
+
+def render_path(path: Path, *, shared: bool = False, depth: int = 0) -> list[Rendered]:
     """Render every composite found at ``path`` (see the module docstring).
 
+    Args:
+        path: An example file or folder.
+        shared: Serve every kind from one process.
+        depth: Also render the Modelplane composites that rendered composites compose
+            (a ModelDeployment's ModelReplicas, say), this many levels down.
+
     Returns:
-        One (composite, rendered documents or the error) pair per composite, in file
-        order: one composite that fails to render doesn't hide the others.
+        One render per composite, inputs first in file order, then what they composed:
+        one composite that fails to render doesn't hide the others.
     """
     inputs = load_documents(path)
     base = path if path.is_dir() else path.parent
     fleet = _load_tree(base / "fleet")
     observed = _load_tree(base / "observed")
-    composites = [d for d in inputs if is_composite(d) and d.get("kind") in registry.COMPOSERS]
     required = overlay(inputs, fleet)
-    results: list[tuple[Doc, list[Doc] | RenderError]] = []
-    with serve({str(d["kind"]) for d in composites}, shared=shared) as functions:
-        for xr in composites:
-            try:
-                results.append((xr, render(xr, functions, required=required, observed=observed)))
-            except RenderError as err:
-                results.append((xr, err))
+    queue: list[tuple[Doc, str | None]] = [(xr, None) for xr in inputs if _renderable(xr)]
+    kinds = set(registry.COMPOSERS) if depth else {str(xr["kind"]) for xr, _ in queue}
+    results: list[Rendered] = []
+    with serve(kinds, shared=shared) as functions:
+        for level in range(depth + 1):
+            composed: list[tuple[Doc, str | None]] = []
+            for xr, parent in queue:
+                try:
+                    docs = render(
+                        xr, functions, required=required, observed=observed if level == 0 else ()
+                    )
+                except RenderError as err:
+                    results.append(Rendered(xr, [], err, parent))
+                    continue
+                results.append(Rendered(xr, docs, None, parent))
+                composed += [(d, describe(xr)) for d in docs[1:] if _renderable(d)]
+            queue = composed
     return results
+
+
+def _renderable(doc: Mapping[str, Any]) -> bool:
+    return is_composite(doc) and doc.get("kind") in registry.COMPOSERS
 
 
 def _load_tree(folder: Path) -> list[Doc]:
@@ -269,6 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("paths", nargs="+", type=Path, help="example files or folders")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=1,
+        help="also render the Modelplane composites the rendered ones compose, this many "
+        "levels down (default 1: a ModelDeployment's ModelReplicas; 0: only PATH's)",
+    )
     args = parser.parse_args(argv)
     failed = False
     for path in args.paths:
@@ -278,19 +324,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for kind in _skipped(path):
             print(f"# {path}: no function composes {kind} yet; not rendered", file=sys.stderr)
         try:
-            rendered = render_path(path)
+            rendered = render_path(path, depth=args.depth)
         except RenderError as err:  # the functions could not start
             print(f"render: {err}", file=sys.stderr)
             return 1
-        for xr, docs in rendered:
-            if isinstance(docs, RenderError):
-                print(f"render: {docs}", file=sys.stderr)
+        for one in rendered:
+            if one.error is not None:
+                print(f"render: {one.error}", file=sys.stderr)
                 failed = True
                 continue
-            meta = xr.get("metadata") or {}
-            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-            print(f"# ---- {xr['kind']} {where}{meta.get('name')} ({path})")
-            print(yaml.safe_dump_all(docs, sort_keys=False), end="")
+            origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
+            print(f"# ---- {describe(one.xr)} ({origin})")
+            print(yaml.safe_dump_all(one.docs, sort_keys=False), end="")
     return 1 if failed else 0
 
 
