@@ -98,3 +98,31 @@ def test_every_platform_example_publishes_its_pools_and_provisions_its_cloud(
         composed = {d["kind"] for d in out[1:] if d.get("kind") != "Result"}
         assert composed == {f"{source}Cluster"}
         assert _condition(out[0], "ClusterReady")["reason"] == "Provisioning"
+
+
+@pytest.mark.crank
+def test_the_main_job_renders_the_getting_started_fleet_down_to_the_workload(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`make demo`: every composite of the tour renders, and the replica it places too."""
+    assert render.main([str(EXAMPLES / "getting-started")]) == 0
+    out = capsys.readouterr().out
+    headers = [line for line in out.splitlines() if line.startswith("# ---- ")]
+    for kind in (
+        "InferenceGateway default",
+        "InferenceClass l4-1x-g6",
+        "InferenceCluster eks-us-east",
+    ):
+        assert any(f"# ---- {kind} " in h for h in headers), kind
+    assert any(
+        h.startswith("# ---- ModelReplica ml-team/qwen-demo-")
+        and "(composed by ModelDeployment ml-team/qwen-demo)" in h
+        for h in headers
+    )
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    workload = [d["spec"]["forProvider"]["manifest"] for d in docs if d.get("kind") == "Object"]
+    deployments = [m for m in workload if m["kind"] == "Deployment"]
+    assert len(deployments) == 1
+    pod = deployments[0]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"modelplane.ai/pool": "gpu-l4"}
+    assert pod["containers"][0]["name"] == "engine"
