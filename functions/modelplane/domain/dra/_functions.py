@@ -1,0 +1,840 @@
+"""The functions of the DRA CEL environment and their runtime costs.
+
+Implementations take CEL values (see ``_values``) and return one or raise ``EvalError``;
+they dispatch on the runtime types as cel-go does for ``dyn`` arguments. Runtime costs
+follow cel-go's cost tracker: the lists and sets extensions' trackers first, then
+Kubernetes' ``CallCost`` (by function name), then cel-go's defaults (by overload).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from modelplane.domain import quantity as qty
+from modelplane.domain import semver
+from modelplane.domain.dra import _formats, _lists, _net, _regex, _strings, _time, _types
+from modelplane.domain.dra import _values as v
+from modelplane.domain.dra._values import EvalError, QuantityValue, Uint
+
+
+def add(a: Any, b: Any) -> Any:
+    if isinstance(a, Uint) and isinstance(b, Uint):
+        return v.check_uint(a + b)
+    if _is_int(a) and _is_int(b):
+        return v.check_int(a + b)
+    if isinstance(a, float) and isinstance(b, float):
+        return a + b
+    if isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return a + b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a + b
+    if isinstance(a, (v.Timestamp, v.Duration)):
+        return _time.add(a, b)
+    raise v.no_overload()
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, (bool, Uint))
+
+
+def _arith(op: str) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        if isinstance(a, Uint) and isinstance(b, Uint):
+            return v.check_uint(_int_op(op, a, b, unsigned=True))
+        if _is_int(a) and _is_int(b):
+            return v.check_int(_int_op(op, a, b, unsigned=False))
+        if isinstance(a, float) and isinstance(b, float) and op != "%":
+            return _float_op(op, a, b)
+        if op == "-" and isinstance(a, (v.Timestamp, v.Duration)):
+            return _time.subtract(a, b)
+        raise v.no_overload()
+
+    return run
+
+
+def _int_op(op: str, a: int, b: int, unsigned: bool) -> int:
+    if op == "-":
+        result = a - b
+        if unsigned and result < 0:
+            msg = "unsigned integer overflow"
+            raise EvalError(msg)
+        return result
+    if op == "*":
+        return a * b
+    if b == 0:
+        raise EvalError("division by zero" if op == "/" else "modulus by zero")
+    quotient = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+    if op == "/":
+        return quotient
+    return a - b * quotient
+
+
+def _float_op(op: str, a: float, b: float) -> float:
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
+
+
+def _negate(a: Any) -> Any:
+    if _is_int(a):
+        return v.check_int(-a)
+    if isinstance(a, float):
+        return -a
+    raise v.no_overload()
+
+
+def _not(a: Any) -> Any:
+    if isinstance(a, bool):
+        return not a
+    raise v.no_overload()
+
+
+def _not_strictly_false(a: Any) -> Any:
+    return a is not False
+
+
+def _relation(test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        order = v.compare(a, b)
+        return False if order == 2 else test(order)
+
+    return run
+
+
+def _equals(a: Any, b: Any) -> Any:
+    return v.equal(a, b)
+
+
+def _not_equals(a: Any, b: Any) -> Any:
+    """cel-go's ``!=`` is true unless equality is exactly true, so it never errors."""
+    try:
+        return v.equal(a, b) is not True
+    except v.CostExceededError:
+        raise
+    except EvalError:
+        return True
+
+
+def _size(a: Any) -> Any:
+    if isinstance(a, (str, bytes, tuple, dict)):
+        return len(a)
+    raise v.no_overload()
+
+
+def _member(items: Any, value: Any) -> Any:
+    """``value in list`` or ``key in map``."""
+    if isinstance(items, tuple):
+        return _lists.contains(items, value)
+    if isinstance(items, dict):
+        try:
+            return v.map_contains(items, value)[0]
+        except EvalError:
+            return False  # Go's map lookup with a key of another kind finds nothing
+    raise v.no_overload()
+
+
+def _on_string(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any) -> Any:
+        if not isinstance(args[0], str):
+            raise v.no_overload()
+        for a in args[1:]:
+            if isinstance(a, bool) or not isinstance(a, (str, int)) or isinstance(a, Uint):
+                raise v.no_overload()
+        return fn(*args)
+
+    return run
+
+
+def _index_of(target: Any, *args: Any) -> Any:
+    if isinstance(target, tuple) and len(args) == 1:
+        return _lists.index_of(target, args[0])
+    return _strings_index_of(target, *args)
+
+
+def _last_index_of(target: Any, *args: Any) -> Any:
+    if isinstance(target, tuple) and len(args) == 1:
+        return _lists.last_index_of(target, args[0])
+    return _strings_last_index_of(target, *args)
+
+
+_strings_index_of = _on_string(_strings.index_of)
+_strings_last_index_of = _on_string(_strings.last_index_of)
+
+
+def _to_int(a: Any) -> Any:
+    if isinstance(a, bool):
+        raise v.no_overload()
+    if isinstance(a, v.Duration):
+        return a.nanos
+    if isinstance(a, v.Timestamp):
+        return a.nanos // _time.SECOND
+    if isinstance(a, int):
+        return v.check_int(int(a)) if isinstance(a, Uint) else a
+    if isinstance(a, float):
+        if math.isnan(a) or not -(2.0**63) < a < 2.0**63:
+            msg = "range error"
+            raise EvalError(msg)
+        return int(a)
+    if isinstance(a, str):
+        return _parse_int(a, signed=True)
+    raise v.no_overload()
+
+
+def _parse_int(text: str, signed: bool) -> int:
+    body = text[1:] if signed and text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit():
+        msg = f"cannot convert '{text}' to {'int' if signed else 'uint'}"
+        raise EvalError(msg)
+    value = int(text)
+    if signed and not v.INT64_MIN <= value <= v.INT64_MAX:
+        msg = "range error"
+        raise EvalError(msg)
+    if not signed and value > v.UINT64_MAX:
+        msg = "range error"
+        raise EvalError(msg)
+    return value
+
+
+def _to_uint(a: Any) -> Any:
+    if isinstance(a, bool):
+        raise v.no_overload()
+    if isinstance(a, int):
+        if a < 0:
+            msg = "range error"
+            raise EvalError(msg)
+        return Uint(a)
+    if isinstance(a, float):
+        if math.isnan(a) or not -1 < a < 2.0**64:
+            msg = "range error"
+            raise EvalError(msg)
+        return Uint(int(a))
+    if isinstance(a, str):
+        return Uint(_parse_int(a, signed=False))
+    raise v.no_overload()
+
+
+def _to_double(a: Any) -> Any:
+    if isinstance(a, bool):
+        raise v.no_overload()
+    if isinstance(a, (int, float)):
+        return float(a)
+    if isinstance(a, str):
+        try:
+            if "_" in a or a.strip() != a:
+                raise ValueError
+            return float(a)
+        except ValueError:
+            msg = f"cannot convert '{a}' to double"
+            raise EvalError(msg) from None
+    raise v.no_overload()
+
+
+def _to_string(a: Any) -> Any:
+    if isinstance(a, bool):
+        return "true" if a else "false"
+    if isinstance(a, str):
+        return a
+    if isinstance(a, int):
+        return str(int(a))
+    if isinstance(a, float):
+        return v.format_double(a)
+    if isinstance(a, bytes):
+        try:
+            return a.decode("utf-8")
+        except UnicodeDecodeError:
+            msg = "invalid UTF-8 in bytes, cannot convert to string"
+            raise EvalError(msg) from None
+    if isinstance(a, v.Timestamp):
+        return _time.timestamp_string(a)
+    if isinstance(a, v.Duration):
+        return _time.duration_string(a)
+    if isinstance(a, (v.IP, v.CIDR)):
+        return _net.to_string(a)
+    raise v.no_overload()
+
+
+def _to_bool(a: Any) -> Any:
+    if isinstance(a, bool):
+        return a
+    if isinstance(a, str):
+        if a in ("1", "t", "T", "TRUE", "true", "True"):
+            return True
+        if a in ("0", "f", "F", "FALSE", "false", "False"):
+            return False
+        msg = "type conversion error from 'string' to 'bool'"
+        raise EvalError(msg)
+    raise v.no_overload()
+
+
+def _to_bytes(a: Any) -> Any:
+    if isinstance(a, bytes):
+        return a
+    if isinstance(a, str):
+        return a.encode()
+    raise v.no_overload()
+
+
+def _type(a: Any) -> Any:
+    return v.TypeValue(v.type_name(a))
+
+
+def _quantity_arg(a: Any) -> qty.Quantity:
+    if not isinstance(a, QuantityValue):
+        raise v.no_overload()
+    return a.quantity
+
+
+def _to_quantity(a: Any) -> Any:
+    if not isinstance(a, str):
+        raise v.no_overload()
+    try:
+        return QuantityValue(qty.parse(a))
+    except qty.QuantityError as err:
+        raise EvalError(str(err)) from None
+
+
+def _is_quantity(a: Any) -> Any:
+    if not isinstance(a, str):
+        raise v.no_overload()
+    try:
+        qty.parse(a)
+    except qty.QuantityError:
+        return False
+    return True
+
+
+def _as_integer(a: Any) -> Any:
+    value = _quantity_arg(a).as_int64()
+    if value is None:
+        msg = "cannot convert value to integer"
+        raise EvalError(msg)
+    return value
+
+
+def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        left = _quantity_arg(a)
+        if isinstance(b, QuantityValue):
+            right = b.quantity
+        elif _is_int(b):
+            right = qty.from_int(b)
+        else:
+            raise v.no_overload()
+        return QuantityValue(left.add(right) if sign > 0 else left.sub(right), boxed=True)
+
+    return run
+
+
+def _ordered(test: Callable[[int], Any]) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        if isinstance(a, QuantityValue) and isinstance(b, QuantityValue):
+            return test(a.quantity.compare(b.quantity))
+        if isinstance(a, semver.Version) and isinstance(b, semver.Version):
+            return test(a.compare(b))
+        raise v.no_overload()
+
+    return run
+
+
+def _to_semver(a: Any, normalize: Any = False) -> Any:
+    if not isinstance(a, str) or not isinstance(normalize, bool):
+        raise v.no_overload()
+    try:
+        return semver.normalize_and_parse(a) if normalize else semver.parse(a)
+    except semver.SemverError as err:
+        raise EvalError(str(err)) from None
+
+
+def _is_semver(a: Any, normalize: Any = False) -> Any:
+    try:
+        _to_semver(a, normalize)
+    except v.CostExceededError:
+        raise
+    except EvalError as err:
+        if str(err) == "no such overload":
+            raise
+        return False
+    return True
+
+
+def _semver_part(index: int) -> Callable[[Any], Any]:
+    def run(a: Any) -> Any:
+        if not isinstance(a, semver.Version):
+            raise v.no_overload()
+        return (a.major, a.minor, a.patch)[index]
+
+    return run
+
+
+# -- regular expressions --------------------------------------------------------------------
+
+
+def compile_pattern(pattern: str) -> _regex.Regex:
+    """Compile an RE2 pattern; a bad one is an evaluation error."""
+    try:
+        return _regex.compile_regex(pattern)
+    except _regex.RegexError as err:
+        raise EvalError(str(err)) from None
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise v.no_overload()
+    return value
+
+
+def matches(text: Any, pattern: Any) -> Any:
+    return compile_pattern(_text(pattern)).search(_text(text))
+
+
+def find(text: Any, pattern: Any) -> Any:
+    regex = compile_pattern(_text(pattern))
+    try:
+        return regex.find(_text(text))
+    except _regex.RegexBudgetError as err:
+        raise EvalError(str(err)) from None
+
+
+def find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise v.no_overload()
+    regex = compile_pattern(_text(pattern))
+    try:
+        return tuple(regex.find_all(_text(text), limit))
+    except _regex.RegexBudgetError as err:
+        raise EvalError(str(err)) from None
+
+
+def with_pattern(name: str, regex: _regex.Regex) -> Callable[..., Any]:
+    """``name`` with its pattern compiled in advance (cel-go's regex optimization)."""
+
+    def run(text: Any, _pattern: Any, *rest: Any) -> Any:
+        if name == "matches":
+            return regex.search(_text(text))
+        try:
+            if name == "find":
+                return regex.find(_text(text))
+            limit = rest[0] if rest else -1
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise v.no_overload()
+            return tuple(regex.find_all(_text(text), limit))
+        except _regex.RegexBudgetError as err:
+            raise EvalError(str(err)) from None
+
+    return run
+
+
+def _unreachable(*args: Any) -> Any:
+    raise v.no_overload()
+
+
+def _zero_arity(value: Callable[[], Any]) -> Callable[..., Any]:
+    return lambda *args: value()
+
+
+def _format_constant(key: str) -> Callable[..., Any]:
+    return lambda *args: _formats.constant(key)
+
+
+CONVERSIONS: dict[str, Callable[[Any], Any]] = {
+    "int": _to_int,
+    "uint": _to_uint,
+    "double": _to_double,
+    "string": _to_string,
+    "bool": _to_bool,
+    "bytes": _to_bytes,
+    "dyn": lambda a: a,
+    "type": _type,
+    "duration": _time.to_duration,
+    "timestamp": _time.to_timestamp,
+}
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **CONVERSIONS,
+    "_+_": add,
+    "_-_": _arith("-"),
+    "_*_": _arith("*"),
+    "_/_": _arith("/"),
+    "_%_": _arith("%"),
+    "-_": _negate,
+    "!_": _not,
+    "@not_strictly_false": _not_strictly_false,
+    "_==_": _equals,
+    "_!=_": _not_equals,
+    "_<_": _relation(lambda o: o < 0),
+    "_<=_": _relation(lambda o: o <= 0),
+    "_>_": _relation(lambda o: o > 0),
+    "_>=_": _relation(lambda o: o >= 0),
+    "@in": lambda value, items: _member(items, value),
+    "size": _size,
+    "contains": _on_string(lambda s, sub: sub in s),
+    "startsWith": _on_string(lambda s, p: s.startswith(p)),
+    "endsWith": _on_string(lambda s, p: s.endswith(p)),
+    "matches": matches,
+    "find": find,
+    "findAll": find_all,
+    # timestamps and durations
+    **{name: _time.getter(name) for name in _time.TIME_GETTERS},
+    # quantity and semver
+    "quantity": _to_quantity,
+    "isQuantity": _is_quantity,
+    "sign": lambda a: _quantity_arg(a).sign(),
+    "asApproximateFloat": lambda a: _quantity_arg(a).as_approximate_float(),
+    "asInteger": _as_integer,
+    "isInteger": lambda a: _quantity_arg(a).as_int64() is not None,
+    "add": _quantity_math(1),
+    "sub": _quantity_math(-1),
+    "isGreaterThan": _ordered(lambda o: o == 1),
+    "isLessThan": _ordered(lambda o: o == -1),
+    "compareTo": _ordered(lambda o: o),
+    "semver": _to_semver,
+    "isSemver": _is_semver,
+    "major": _semver_part(0),
+    "minor": _semver_part(1),
+    "patch": _semver_part(2),
+    # strings extension
+    "charAt": _on_string(_strings.char_at),
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": _on_string(_strings.lower_ascii),
+    "upperAscii": _on_string(_strings.upper_ascii),
+    "replace": _on_string(_strings.replace),
+    "split": _on_string(_strings.split),
+    "substring": _on_string(_strings.substring),
+    "trim": _on_string(_strings.trim),
+    "join": _strings.join,
+    "strings.quote": _strings.quote,
+    "format": _strings.format_string,
+    # lists and sets
+    "slice": _lists.slice_list,
+    "flatten": _lists.flatten,
+    "sort": _lists.sort,
+    "@sortByAssociatedKeys": _lists.sort_by_keys,
+    "lists.range": _lists.lists_range,
+    "reverse": _lists.reverse,
+    "distinct": _lists.distinct,
+    "isSorted": _lists.is_sorted,
+    "sum": _lists.summer(0, add),
+    "max": _lists.extreme("max"),
+    "min": _lists.extreme("min"),
+    "sets.contains": _lists.sets_contains,
+    "sets.equivalent": _lists.sets_equivalent,
+    "sets.intersects": _lists.sets_intersects,
+    # optional values
+    "optional.of": _lists.optional_of,
+    "optional.ofNonZeroValue": _lists.optional_of_non_zero,
+    "optional.none": _zero_arity(_lists.optional_none),
+    "value": _lists.optional_value,
+    "hasValue": _lists.has_value,
+    "first": _lists.first,
+    "last": _lists.last,
+    "optional.unwrap": _lists.unwrap,
+    "unwrapOpt": _lists.unwrap,
+    "cel.@mapInsert": _lists.map_insert,
+    # URLs, IPs and CIDRs
+    "url": _net.to_url,
+    "isURL": _net.is_url,
+    "getScheme": _net.get_scheme,
+    "getHost": _net.get_host,
+    "getHostname": _net.get_hostname,
+    "getPort": _net.get_port,
+    "getEscapedPath": _net.get_escaped_path,
+    "getQuery": _net.get_query,
+    "ip": _net.to_ip,
+    "isIP": _net.is_ip,
+    "ip.isCanonical": _net.is_canonical,
+    "family": _net.family,
+    "isUnspecified": _net.is_unspecified,
+    "isLoopback": _net.is_loopback,
+    "isLinkLocalMulticast": _net.is_link_local_multicast,
+    "isLinkLocalUnicast": _net.is_link_local_unicast,
+    "isGlobalUnicast": _net.is_global_unicast,
+    "cidr": _net.to_cidr,
+    "isCIDR": _net.is_cidr,
+    "containsIP": _net.contains_ip,
+    "containsCIDR": _net.contains_cidr,
+    "prefixLength": _net.prefix_length,
+    "masked": _net.masked,
+    # Kubernetes formats
+    "validate": _formats.validate,
+    "format.named": _formats.named,
+    **{f"format.{key}": _format_constant(key) for key in _formats.FORMATS},
+    # Kubernetes authorization (no receiver value can exist in DRA)
+    **dict.fromkeys(_types.AUTHZ, _unreachable),
+}
+
+_SUM_ZEROS: dict[str, Any] = {
+    "list_int_sum_int": 0,
+    "list_uint_sum_uint": Uint(0),
+    "list_double_sum_double": 0.0,
+    "list_duration_sum_duration": v.Duration(0),
+}
+
+
+_SUM_ELEMENTS: dict[str, Callable[[Any], bool]] = {
+    "list_int_sum_int": lambda x: isinstance(x, int) and not isinstance(x, (bool, Uint)),
+    "list_uint_sum_uint": lambda x: isinstance(x, Uint),
+    "list_double_sum_double": lambda x: isinstance(x, float),
+    "list_duration_sum_duration": lambda x: isinstance(x, v.Duration),
+}
+
+
+def sum_for(overloads: list[str]) -> Callable[[Any], Any]:
+    """``sum()`` as cel-go dispatches it: the checker's overload when it found exactly one;
+    otherwise the first declared overload whose element type fits the list's first
+    element (cel-go's runtime type guard), whose zero value then fixes the result type."""
+    if len(overloads) == 1:
+        return _lists.summer(_SUM_ZEROS.get(overloads[0], 0), add)
+    candidates = [o for o in _SUM_ZEROS if o in overloads] or list(_SUM_ZEROS)
+
+    def run(items: Any) -> Any:
+        if not isinstance(items, tuple):
+            raise v.no_overload()
+        for overload in candidates:
+            if not items or _SUM_ELEMENTS[overload](items[0]):
+                return _lists.summer(_SUM_ZEROS[overload], add)(items)
+        raise v.no_overload()
+
+    return run
+
+
+# -- runtime call costs ---------------------------------------------------------------------
+
+Coster = Callable[[list[Any], Any], int]
+
+
+def _ceil_tenth(n: float) -> int:
+    return math.ceil(n * 0.1)
+
+
+def _unit_cost(args: list[Any], result: Any) -> int:
+    return 1
+
+
+def _k8s_size(value: Any) -> int:
+    return v.k8s_size(value)
+
+
+def _traversal(value: Any) -> int:
+    """Kubernetes' ``traversalCost``: a walk over the value as a data tree."""
+    if isinstance(value, (str, bytes)):
+        return int(len(value) * 0.1)
+    if isinstance(value, tuple):
+        return sum(_traversal(item) for item in value)
+    if isinstance(value, dict):
+        return sum(_traversal(k) + _traversal(val) for k, val in value.items())
+    return 1
+
+
+_KUBERNETES_OPAQUE = (QuantityValue, semver.Version, v.IP, v.CIDR, v.URL, v.NamedFormat)
+
+
+def _equality_cost(args: list[Any], result: Any) -> int:
+    if isinstance(args[0], _KUBERNETES_OPAQUE):
+        return 1
+    return _ceil_tenth(min(v.size(args[0]), v.size(args[1])))
+
+
+def _relation_cost(args: list[Any], result: Any) -> int:
+    if isinstance(args[0], (str, bytes)) and isinstance(args[1], (str, bytes)):
+        return _ceil_tenth(min(len(args[0]), len(args[1])))
+    return 1
+
+
+def _add_cost(args: list[Any], result: Any) -> int:
+    if isinstance(args[0], (str, bytes)) and isinstance(args[1], (str, bytes)):
+        return _ceil_tenth(len(args[0]) + len(args[1]))
+    return 1
+
+
+def _first_size_cost(args: list[Any], result: Any) -> int:
+    return _ceil_tenth(_k8s_size(args[0]))
+
+
+def _celgo_first_size_cost(args: list[Any], result: Any) -> int:
+    return _ceil_tenth(v.size(args[0]))
+
+
+def _double_size_cost(args: list[Any], result: Any) -> int:
+    return math.ceil(_k8s_size(args[0]) * 2 * 0.1)
+
+
+def _contains_cost(args: list[Any], result: Any) -> int:
+    return _ceil_tenth(v.size(args[0])) * _ceil_tenth(v.size(args[1]))
+
+
+def _traversal_cost(args: list[Any], result: Any) -> int:
+    return _traversal(args[0])
+
+
+def _regex_cost(text_size: int, pattern_size: int) -> int:
+    return _ceil_tenth(1 + text_size) * math.ceil(pattern_size * 0.25)
+
+
+def _find_cost(args: list[Any], result: Any) -> int:
+    return _regex_cost(_k8s_size(args[0]), _k8s_size(args[1]))
+
+
+def _in_cost(args: list[Any], result: Any) -> int:
+    return v.size(args[1]) if isinstance(args[1], tuple) else 1
+
+
+def _ip_cost(args: list[Any], result: Any) -> int:
+    return 1 if isinstance(args[0], v.CIDR) else _ceil_tenth(_k8s_size(args[0]))
+
+
+def _contains_ip_cost(args: list[Any], result: Any, string_form: bool) -> int:
+    cidr = _k8s_size(args[0])
+    cost = _ceil_tenth(cidr + cidr)
+    if string_form:
+        cost += _ceil_tenth(_k8s_size(args[1]))
+    return cost
+
+
+def _contains_cidr_cost(args: list[Any], result: Any, string_form: bool) -> int:
+    cidr = _k8s_size(args[0])
+    cost = _ceil_tenth(cidr + cidr) + _ceil_tenth(cidr) + 1
+    if string_form:
+        cost += _ceil_tenth(_k8s_size(args[1]))
+    return cost
+
+
+def _validate_cost(args: list[Any], result: Any) -> int:
+    if isinstance(args[0], v.NamedFormat):
+        return _regex_cost(_k8s_size(args[1]), args[0].max_regex_size)
+    return 1
+
+
+def _allocating(factor: float, size: int) -> int:
+    return int(size * factor) + 1 + 10
+
+
+def _output_size_cost(args: list[Any], result: Any) -> int:
+    return _allocating(1, v.size(result))
+
+
+def _flatten_cost(args: list[Any], result: Any) -> int:
+    depth = float(args[1]) if len(args) == 2 and isinstance(args[1], int) else 1.0
+    return _allocating(depth, v.size(args[0]))
+
+
+def _self_compare(items: Any) -> int:
+    size = v.size(items)
+    factor = 2.0
+    if size and isinstance(items, tuple) and isinstance(items[0], (str, bytes)):
+        factor += 0.1
+    return _allocating(factor, size * size) if size else _allocating(factor, 0)
+
+
+def _sets_cost(factor: float) -> Coster:
+    return lambda args, result: 1 + int(v.size(args[0]) * v.size(args[1]) * factor)
+
+
+def _selector_cost(args: list[Any], result: Any) -> int:
+    length = _k8s_size(args[1]) if len(args) >= 2 else 0
+    requirements = math.ceil(length * 0.5)
+    return 10 + _ceil_tenth(length) + math.ceil(requirements * 50)
+
+
+_K8S_COSTS: dict[str, Coster] = {
+    "find": _find_cost,
+    "findAll": _find_cost,
+    "quantity": _first_size_cost,
+    "isQuantity": _first_size_cost,
+    "semver": _first_size_cost,
+    "isSemver": _first_size_cost,
+    "url": _first_size_cost,
+    "lowerAscii": _first_size_cost,
+    "upperAscii": _first_size_cost,
+    "substring": _first_size_cost,
+    "trim": _first_size_cost,
+    "replace": _double_size_cost,
+    "split": _double_size_cost,
+    "join": lambda args, result: math.ceil(_k8s_size(result) * 2 * 0.1),
+    "isSorted": _traversal_cost,
+    "sum": _traversal_cost,
+    "max": _traversal_cost,
+    "min": _traversal_cost,
+    "indexOf": _traversal_cost,
+    "lastIndexOf": _traversal_cost,
+    "cidr": _first_size_cost,
+    "isIP": _first_size_cost,
+    "isCIDR": _first_size_cost,
+    "ip": _ip_cost,
+    "ip.isCanonical": _double_size_cost,
+    "validate": _validate_cost,
+    "check": lambda args, result: 350_000,
+    "fieldSelector": _selector_cost,
+    "labelSelector": _selector_cost,
+}
+"""Kubernetes' ``CallCost``, by function name (its nominal-cost functions are the default)."""
+
+_SIZED_COMPARISONS = [
+    f"{op}_{kind}"
+    for op in ("less", "greater", "less_equals", "greater_equals")
+    for kind in ("string", "bytes")
+]
+_OVERLOAD_COSTS: dict[str, Coster] = {
+    # the lists and sets extensions' trackers
+    "list_slice": _output_size_cost,
+    "lists_range": _output_size_cost,
+    "list_reverse": _output_size_cost,
+    "list_flatten": _flatten_cost,
+    "list_flatten_int": _flatten_cost,
+    "list_distinct": lambda args, result: _self_compare(args[0]),
+    **{
+        f"list_{kind}_sort": (lambda args, result: _self_compare(args[0]))
+        for kind in ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
+    },
+    **{
+        f"list_{kind}_sortByAssociatedKeys": (lambda args, result: _self_compare(args[1]))
+        for kind in ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
+    },
+    "list_sets_contains_list": _sets_cost(1.0),
+    "list_sets_intersects_list": _sets_cost(1.0),
+    "list_sets_equivalent_list": _sets_cost(2.0),
+    # cel-go's own defaults
+    "starts_with_string": _celgo_first_size_cost,
+    "ends_with_string": _celgo_first_size_cost,
+    "string_to_bytes": _celgo_first_size_cost,
+    "bytes_to_string": _celgo_first_size_cost,
+    "strings_quote": _celgo_first_size_cost,
+    "string_format": _celgo_first_size_cost,
+    "in_list": _in_cost,
+    **dict.fromkeys(_SIZED_COMPARISONS, _relation_cost),
+    "equals": _equality_cost,
+    "not_equals": _equality_cost,
+    "add_string": _add_cost,
+    "add_bytes": _add_cost,
+    "matches_string": lambda args, result: _regex_cost(v.size(args[0]), v.size(args[1])),
+    "contains_string": _contains_cost,
+}
+"""cel-go's cost trackers and defaults, by the overload the checker resolved."""
+
+
+def call_cost(name: str, overload: str) -> Coster:
+    """The runtime cost function of one call; ``overload`` is the overload the checker
+    resolved, or "" when several matched (cel-go then dispatches without an id)."""
+    tracker = _OVERLOAD_COSTS.get(overload) if overload.startswith(("list", "lists")) else None
+    if tracker is not None:
+        return tracker
+    if name in ("containsIP", "containsCIDR"):
+        string_form = overload.endswith("_string")
+        base = _contains_ip_cost if name == "containsIP" else _contains_cidr_cost
+        return lambda args, result: base(args, result, string_form)
+    kubernetes = _K8S_COSTS.get(name)
+    if kubernetes is not None:
+        return kubernetes
+    if name == "_==_":
+        return _equality_cost  # Kubernetes' own types first, then cel-go's size rule
+    return _OVERLOAD_COSTS.get(overload, _unit_cost)

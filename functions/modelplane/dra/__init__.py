@@ -1,0 +1,1 @@
+"""``python -m modelplane.dra``: run DRA selector, quantity and version checks from JSON lines."""
