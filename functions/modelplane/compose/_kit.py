@@ -7,7 +7,7 @@ than ``None`` where that saves the caller a branch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crossplane.function import resource, response
@@ -124,6 +124,13 @@ def warn(rsp: fnv1.RunFunctionResponse, message: str) -> None:
 def inform(rsp: fnv1.RunFunctionResponse, message: str) -> None:
     """Emit a normal result; Crossplane records it as a Normal event on the composite."""
     response.normal(rsp, message)
+
+
+def listed(items: Sequence[str], *, limit: int = 3, sep: str = "; ") -> str:
+    """Name the first ``limit`` items and count the rest, so a condition message stays short."""
+    if len(items) <= limit:
+        return sep.join(items)
+    return f"{sep.join(items[:limit])} and {len(items) - limit} more"
 
 
 def struct_to_dict(struct: structpb.Struct) -> dict[str, Any]:

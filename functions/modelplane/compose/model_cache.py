@@ -26,8 +26,6 @@ from modelplane.models.modelcache import ModelCache
 CLUSTERS = "clusters"
 MATCHED = "ClustersMatched"
 ARTIFACT = "ArtifactReady"
-LISTED = 3
-"""How many clusters a condition message names before it summarises the rest."""
 
 
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -154,19 +152,19 @@ def _report(
         kit.set_ready(rsp, False)
         return
     matched = [s.cluster for s in stagings]
-    kit.set_condition(rsp, MATCHED, True, "ClustersMatched", f"stages to {_listed(matched)}")
+    kit.set_condition(rsp, MATCHED, True, "ClustersMatched", f"stages to {kit.listed(matched)}")
     failed = [s for s in stagings if s.phase is domain.Phase.FAILED]
     waiting = [s for s in stagings if s.phase in (domain.Phase.PENDING, domain.Phase.HYDRATING)]
     if failed:
-        message = f"failed on {_listed([str(s) for s in failed])}"
+        message = f"failed on {kit.listed([str(s) for s in failed])}"
         kit.set_condition(rsp, ARTIFACT, False, failed[0].reason.value, message)
     elif waiting:
         hydrating = any(s.phase is domain.Phase.HYDRATING for s in waiting)
         reason = "Hydrating" if hydrating else "Pending"
-        message = f"not Ready on {_listed([str(s) for s in waiting])}"
+        message = f"not Ready on {kit.listed([str(s) for s in waiting])}"
         kit.set_condition(rsp, ARTIFACT, False, reason, message)
     else:
-        message = f"{cache.source.repo} is staged on {_listed(matched)}"
+        message = f"{cache.source.repo} is staged on {kit.listed(matched)}"
         kit.set_condition(rsp, ARTIFACT, True, "Staged", message)
     kit.set_ready(rsp, not failed and not waiting)
 
@@ -176,9 +174,3 @@ def _invalid(rsp: fnv1.RunFunctionResponse, message: str) -> None:
     kit.set_condition(rsp, ARTIFACT, False, "InvalidSpec", message)
     kit.warn(rsp, message)
     kit.set_ready(rsp, False)
-
-
-def _listed(items: Sequence[str]) -> str:
-    if len(items) <= LISTED:
-        return "; ".join(items)
-    return f"{'; '.join(items[:LISTED])} and {len(items) - LISTED} more"

@@ -32,8 +32,6 @@ CLUSTER = "cluster"
 CACHE = "model-cache"
 ACCEPTED = "ModelAccepted"
 READY = "ModelReady"
-LISTED = 3
-"""How many objects a condition message names before it summarises the rest."""
 
 
 @dataclass(frozen=True)
@@ -201,12 +199,12 @@ def _report(
         kit.set_condition(rsp, ACCEPTED, False, "Applying", message)
     else:
         unapplied = [f"{what} ({why})" for what, why in verdict.unapplied]
-        message = f"applying on {cluster}: {_listed(unapplied)}"
+        message = f"applying on {cluster}: {kit.listed(unapplied, sep=', ')}"
         kit.set_condition(rsp, ACCEPTED, False, "Applying", message)
     if verdict.serving:
         kit.set_condition(rsp, READY, True, "Available", "every engine workload is available")
     else:
-        message = f"waiting for {_listed(list(verdict.starting))} to become available"
+        message = f"waiting for {kit.listed(list(verdict.starting), sep=', ')} to become available"
         if cache is None:
             kit.set_condition(rsp, READY, False, "ModelStarting", message)
         else:  # the engines can't load weights that aren't there yet
@@ -220,9 +218,3 @@ def _hold(rsp: fnv1.RunFunctionResponse, hold: Notice, *, warn: bool = False) ->
     kit.set_ready(rsp, False)
     if warn:
         kit.warn(rsp, hold.message)
-
-
-def _listed(items: list[str]) -> str:
-    if len(items) <= LISTED:
-        return ", ".join(items)
-    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more"

@@ -29,8 +29,6 @@ from modelplane.models.servingstack import Components, ServingStack
 
 COMPONENTS = "ComponentsReady"
 GATEWAY = "GatewayReady"
-LISTED = 3
-"""How many waits a condition message names before it summarises the rest."""
 
 
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -102,7 +100,9 @@ def _report(rsp: fnv1.RunFunctionResponse, progress: domain.Progress, address: s
     blocked = tuple((s, why) for s, why in progress.blocked if s.key != domain.GATEWAY_KEY)
     waiting = domain.Progress(progress.composed, installing, blocked).waiting()
     if waiting:
-        kit.set_condition(rsp, COMPONENTS, False, "Installing", f"waiting for {_listed(waiting)}")
+        kit.set_condition(
+            rsp, COMPONENTS, False, "Installing", f"waiting for {kit.listed(waiting)}"
+        )
     else:
         kit.set_condition(rsp, COMPONENTS, True, "Installed", "every component is ready")
     where = f"{domain.SYSTEM_NAMESPACE}/{workload.GATEWAY_NAME}"
@@ -118,9 +118,3 @@ def _report(rsp: fnv1.RunFunctionResponse, progress: domain.Progress, address: s
     else:
         kit.set_condition(rsp, GATEWAY, True, "Programmed", f"Gateway {where} at {address}")
     kit.set_ready(rsp, progress.ready and bool(address))
-
-
-def _listed(items: list[str]) -> str:
-    if len(items) <= LISTED:
-        return "; ".join(items)
-    return f"{'; '.join(items[:LISTED])} and {len(items) - LISTED} more"
