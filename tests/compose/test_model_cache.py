@@ -116,12 +116,17 @@ def test_nothing_matched_is_a_condition_and_a_warning() -> None:
 
 def test_staging_goes_step_by_step_until_ready() -> None:
     rsp = _run(clusters=[EKS])
-    assert sorted(rsp.desired.resources) == ["eks-us-namespace"]
+    assert sorted(rsp.desired.resources) == ["eks-us-namespace", "eks-us-usage"]
     assert _phases(rsp) == {"eks-us": "Pending"}
 
     observed = {"eks-us-namespace": _ready("ns")}
     rsp = _run(clusters=[EKS], observed=observed)
-    assert sorted(rsp.desired.resources) == ["eks-us-claim", "eks-us-namespace", "eks-us-secret"]
+    assert sorted(rsp.desired.resources) == [
+        "eks-us-claim",
+        "eks-us-namespace",
+        "eks-us-secret",
+        "eks-us-usage",
+    ]
     assert _phases(rsp) == {"eks-us": "Pending"}
 
     observed |= {"eks-us-claim": _ready("pvc"), "eks-us-secret": _ready("secret")}
@@ -173,7 +178,12 @@ def test_a_cluster_that_leaves_the_selector_is_no_longer_staged_to() -> None:
     }
     one = _run(clusters=[EKS], observed=observed)
     assert not [k for k in one.desired.resources if k.startswith("gke-us")]
-    assert sorted(one.desired.resources) == ["eks-us-claim", "eks-us-namespace", "eks-us-secret"]
+    assert sorted(one.desired.resources) == [
+        "eks-us-claim",
+        "eks-us-namespace",
+        "eks-us-secret",
+        "eks-us-usage",
+    ]
     assert _phases(one) == {"eks-us": "Pending"}, "its Secret is not propagated yet"
 
 

@@ -233,6 +233,7 @@ def test_composes_every_object_through_the_clusters_provider_config() -> None:
     }
     rsp = run(xr(), required={"cluster": [cluster(**status)]})
     found = desired(rsp)
+    holding = found.pop("cluster-usage")
     assert set(found) == {
         "engine-llm-service",
         "engine-llm-standalone-claims",
@@ -240,6 +241,13 @@ def test_composes_every_object_through_the_clusters_provider_config() -> None:
         "namespace",
         "route",
     }
+    assert holding["kind"] == "Usage"
+    assert holding["spec"]["of"] == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "resourceRef": {"name": "eks"},
+    }
+    assert holding["spec"]["by"]["kind"] == "ModelReplica"
     for key, item in found.items():
         assert item["kind"] == "Object", key
         assert item["spec"]["providerConfigRef"] == {

@@ -21,6 +21,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.domain import cache as domain
+from modelplane.domain import usage
 from modelplane.models.modelcache import ModelCache
 
 CLUSTERS = "clusters"
@@ -48,6 +49,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     for staging in stagings:
         for item in staging.composed:
             kit.compose(rsp, item.key, item.resource)
+        if staging.composed:  # the cache holds every cluster it has put something on
+            holding = usage.of_cluster("ModelCache", cache.name, cache.namespace, staging.cluster)
+            kit.compose(rsp, f"{staging.cluster}-usage", holding, ready=True)
     kit.set_status(
         rsp,
         {
