@@ -4,6 +4,9 @@ Adding a function is adding one module under ``modelplane.compose`` and one line
 """
 
 from modelplane.compose import (
+    aks_cluster,
+    eks_cluster,
+    gke_cluster,
     inference_class,
     inference_cluster,
     inference_gateway,
@@ -13,12 +16,16 @@ from modelplane.compose import (
     model_replica,
     model_service,
     serving_stack,
+    vultr_cluster,
 )
 from modelplane.compose._kit import Compose
 
 __all__ = ["COMPOSERS", "Compose", "kind_for", "names"]
 
 COMPOSERS: dict[str, Compose] = {
+    "AKSCluster": aks_cluster.compose,
+    "EKSCluster": eks_cluster.compose,
+    "GKECluster": gke_cluster.compose,
     "InferenceClass": inference_class.compose,
     "InferenceCluster": inference_cluster.compose,
     "InferenceGateway": inference_gateway.compose,
@@ -28,6 +35,7 @@ COMPOSERS: dict[str, Compose] = {
     "ModelReplica": model_replica.compose,
     "ModelService": model_service.compose,
     "ServingStack": serving_stack.compose,
+    "VultrCluster": vultr_cluster.compose,
 }
 
 

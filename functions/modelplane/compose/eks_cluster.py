@@ -1,0 +1,117 @@
+"""EKSCluster: an EKS cluster with a system node group and GPU node groups, for an InferenceCluster.
+
+Steps, each waiting for what it needs:
+
+1. The network, IAM roles, EKS cluster, add-ons, node groups, EFS and the ClusterAuth
+   that writes the kubeconfig Secret (:mod:`modelplane.domain.clouds.eks`).
+2. Once the ClusterAuth is Ready: ``status.kubeconfigSecretRef``, and a
+   provider-kubernetes ProviderConfig for the cluster.
+3. Once the EFS file system has an id too: the ``modelplane-rwx-efs`` StorageClass on
+   the cluster. ``status.cache.storageClassName`` names it from the start: it is fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossplane.function import response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.domain.clouds import common, eks
+from modelplane.models.ekscluster import EKSCluster
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Compose the EKS cluster's managed resources and report its kubeconfig Secret."""
+    xr = kit.composite(req)
+    try:
+        cluster = _cluster(xr)
+        manifests = eks.resources(cluster)
+    except common.ClusterError as exc:
+        # Fatal keeps every resource already composed: a bad edit never tears a cluster down.
+        response.fatal(rsp, f"cannot compose EKSCluster {xr['metadata']['name']}: {exc}")
+        return
+    auth = kit.observed(req, eks.AUTH_KEY)
+    kubeconfig = None
+    if common.is_ready(auth):
+        kubeconfig = common.kubeconfig_ref(eks.kubeconfig_secret(cluster), cluster.namespace)
+        fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
+        manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
+    for key, manifest in sorted(manifests.items()):
+        # A provider config has no readiness of its own.
+        kit.compose(
+            rsp, key, manifest, ready=True if manifest["kind"] == "ProviderConfig" else None
+        )
+    status: dict[str, Any] = {"cache": {"storageClassName": eks.STORAGE_CLASS}}
+    if kubeconfig is not None:
+        status["kubeconfigSecretRef"] = kubeconfig
+    kit.set_status(rsp, status)
+    _conditions(req, rsp, kubeconfig is not None)
+
+
+def _cluster(xr: dict[str, Any]) -> common.Cluster:
+    """Return the plain cluster the composite asks for (defaults filled by the model)."""
+    spec = EKSCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
+    if spec is None:
+        msg = "spec is missing"
+        raise common.ClusterError(msg)
+    credentials = spec.credentials
+    system = spec.system_pool
+    return common.Cluster(
+        name=xr["metadata"]["name"],
+        namespace=xr["metadata"].get("namespace", "default"),
+        region=spec.region,
+        version=spec.version or eks.DEFAULT_VERSION,
+        provider_config=common.ProviderConfig(
+            kind=(credentials and credentials.kind) or "ClusterProviderConfig",
+            name=(credentials and credentials.name) or "default",
+        ),
+        system=common.SystemPool(
+            machine_type=(system and system.instance_type) or "m6i.xlarge",
+            node_count=(system and system.node_count) or 1,
+            disk_size_gb=(system and system.disk_size_gb) or 100,
+        ),
+        pools=tuple(_pool(p) for p in xr["spec"]["nodePools"]),
+    )
+
+
+def _pool(raw: dict[str, Any]) -> common.GpuPool:
+    accelerator = raw.get("accelerator") or {}
+    return common.GpuPool(
+        name=raw["name"],
+        machine_type=raw["instanceType"],
+        node_count=raw["nodeCount"],
+        min_node_count=raw.get("minNodeCount", raw["nodeCount"]),
+        max_node_count=raw.get("maxNodeCount", raw["nodeCount"]),
+        zones=tuple(raw.get("zones") or ()),
+        disk_size_gb=raw.get("diskSizeGb"),
+        accelerator_type=accelerator.get("type"),
+        accelerator_count=accelerator.get("count", 0),
+        capacity_reservation_id=(raw.get("capacityBlock") or {}).get("capacityReservationId"),
+    )
+
+
+def _conditions(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, has_kubeconfig: bool
+) -> None:
+    if has_kubeconfig:
+        kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
+    elif common.is_ready(kit.observed(req, eks.CLUSTER_KEY)):
+        kit.set_condition(
+            rsp, "KubeconfigReady", False, "WaitingForClusterAuth", "waiting for the ClusterAuth"
+        )
+    else:
+        kit.set_condition(
+            rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the EKS cluster"
+        )
+    if common.is_ready(kit.observed(req, eks.STORAGE_CLASS_KEY)):
+        kit.set_condition(rsp, "CacheReady", True, "Available", f"StorageClass {eks.STORAGE_CLASS}")
+    elif not has_kubeconfig:
+        kit.set_condition(rsp, "CacheReady", False, "WaitingForKubeconfig", "no kubeconfig yet")
+    elif not common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id"):
+        kit.set_condition(rsp, "CacheReady", False, "WaitingForFileSystem", "waiting for EFS")
+    else:
+        kit.set_condition(
+            rsp, "CacheReady", False, "Creating", f"creating StorageClass {eks.STORAGE_CLASS}"
+        )

@@ -1,0 +1,206 @@
+"""What every cloud cluster shares: its inputs, and how composed resources are named and linked."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_NAME = 63
+HASH_LENGTH = 5
+POOL_LABEL = "modelplane.ai/pool"
+GPU_TAINT = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "present"
+"""Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""
+ROLE_LABEL = "modelplane.ai/role"
+"""Labels each composed resource with its role, so siblings select it among the composite's."""
+KUBECONFIG_KEY = "kubeconfig"
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """The provider config whose credentials create the cloud resources."""
+
+    kind: str = "ClusterProviderConfig"
+    name: str = "default"
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    """The non-GPU pool that runs the serving stack."""
+
+    machine_type: str
+    node_count: int
+    disk_size_gb: int
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """One GPU pool, as the cloud cluster's spec gives it.
+
+    Attributes:
+        name: The pool's name; its nodes carry ``modelplane.ai/pool=<name>``.
+        machine_type: The cloud's instance or machine type.
+        node_count: The nodes to start with.
+        min_node_count: The autoscaling floor.
+        max_node_count: The autoscaling ceiling.
+        zones: Where the nodes run; empty lets the cloud choose among the cluster's.
+        disk_size_gb: Boot disk size, None for the cloud's default.
+        accelerator_type: The GPU type (GKE attaches it to the machine), if any.
+        accelerator_count: GPUs per node.
+        capacity_reservation_id: An EC2 Capacity Block the nodes come from (EKS).
+    """
+
+    name: str
+    machine_type: str
+    node_count: int
+    min_node_count: int
+    max_node_count: int
+    zones: tuple[str, ...] = ()
+    disk_size_gb: int | None = None
+    accelerator_type: str | None = None
+    accelerator_count: int = 0
+    capacity_reservation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A cloud cluster to compose.
+
+    Attributes:
+        name: The composite's name; every composed name starts with it.
+        namespace: The composite's namespace, where every composed resource lives.
+        region: The cloud region.
+        version: The Kubernetes minor version.
+        provider_config: The provider config that creates the resources.
+        system: The system pool.
+        pools: The GPU pools, in the composite's order.
+    """
+
+    name: str
+    namespace: str
+    region: str
+    version: str
+    provider_config: ProviderConfig
+    system: SystemPool
+    pools: tuple[GpuPool, ...] = field(default_factory=tuple)
+
+
+class ClusterError(ValueError):
+    """The cluster cannot be composed as asked; the message says why."""
+
+
+def resource_name(cluster: str, suffix: str, *, limit: int = MAX_NAME) -> str:
+    """Return ``<cluster>-<suffix>``, or a shortened stable form when that is too long.
+
+    Args:
+        cluster: The composite's name.
+        suffix: What the resource is, e.g. ``subnet-private-us-east-1a``.
+        limit: The longest name allowed (63 for Kubernetes; shorter for some clouds).
+
+    Returns:
+        The full name if it fits, else its prefix, ``-`` and 5 hex digits of its sha256.
+    """
+    full = f"{cluster}-{suffix}"
+    if len(full) <= limit:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:HASH_LENGTH]
+    return f"{full[: limit - HASH_LENGTH - 1].rstrip('-')}-{digest}"
+
+
+def label_value(role: str) -> str:
+    """Return ``role`` as a valid label value: itself, or a stable shortening past 63 characters."""
+    if len(role) <= MAX_NAME:
+        return role
+    digest = hashlib.sha256(role.encode()).hexdigest()[:HASH_LENGTH]
+    return f"{role[: MAX_NAME - HASH_LENGTH - 1].rstrip('-')}-{digest}"
+
+
+def selector(role: str) -> dict[str, Any]:
+    """Return a selector for the composite's own resource labelled with ``role``."""
+    return {"matchControllerRef": True, "matchLabels": {ROLE_LABEL: label_value(role)}}
+
+
+def ref(name: str) -> dict[str, str]:
+    """Return a reference to a sibling by name (namespaced references default to ours)."""
+    return {"name": name}
+
+
+def managed(
+    cluster: Cluster,
+    api_version: str,
+    kind: str,
+    role: str,
+    for_provider: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    connection_secret: str | None = None,
+) -> dict[str, Any]:
+    """Return a namespaced managed resource of the cluster, labelled with its role.
+
+    Args:
+        cluster: The cluster the resource belongs to.
+        api_version: The managed resource's apiVersion.
+        kind: The managed resource's kind.
+        role: What the resource is within the cluster; also its name suffix.
+        for_provider: The resource's ``spec.forProvider``.
+        name: Its name, if not ``<cluster>-<role>``.
+        connection_secret: The Secret to write its connection details to, if any.
+    """
+    spec: dict[str, Any] = {
+        "forProvider": dict(for_provider),
+        "providerConfigRef": {
+            "kind": cluster.provider_config.kind,
+            "name": cluster.provider_config.name,
+        },
+    }
+    if connection_secret is not None:
+        spec["writeConnectionSecretToRef"] = {"name": connection_secret}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {
+            "name": name or resource_name(cluster.name, role),
+            "namespace": cluster.namespace,
+            "labels": {ROLE_LABEL: label_value(role)},
+        },
+        "spec": spec,
+    }
+
+
+def scaling(pool: GpuPool) -> tuple[int, int, int]:
+    """Return the pool's (min, desired, max) node counts, the desired one within the bounds."""
+    low = min(pool.min_node_count, pool.node_count)
+    high = max(pool.max_node_count, pool.node_count)
+    return low, pool.node_count, high
+
+
+def pool_zones(cluster: Cluster) -> list[str]:
+    """Return every zone a pool names, sorted and without repeats."""
+    return sorted({zone for pool in cluster.pools for zone in pool.zones})
+
+
+def kubeconfig_ref(secret: str, namespace: str, key: str = KUBECONFIG_KEY) -> dict[str, str]:
+    """Return a ``{name, namespace, key}`` reference to a Secret's key."""
+    return {"name": secret, "namespace": namespace, "key": key}
+
+
+def is_ready(resource: Mapping[str, Any] | None) -> bool:
+    """Tell whether an observed resource reports ``Ready=True``."""
+    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def at_provider(resource: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return an observed managed resource's ``status.atProvider`` (empty if none)."""
+    return dict(((resource or {}).get("status") or {}).get("atProvider") or {})
+
+
+def provider_config_ref(spec: Mapping[str, Any]) -> dict[str, str]:
+    """Return the ``providerConfigRef`` a cloud XR's ``spec.credentials`` names."""
+    credentials = spec.get("credentials") or {}
+    return {
+        "kind": credentials.get("kind", ProviderConfig.kind),
+        "name": credentials.get("name", ProviderConfig.name),
+    }

@@ -1,0 +1,504 @@
+"""An EKS cluster as namespaced managed resources of the AWS provider family.
+
+The network is one VPC (10.0.0.0/16) with, in each zone, a public /24 (internet gateway,
+load balancers, the NAT gateway) and a private /20 (nodes, EFS mount targets). Nodes
+reach the internet through one NAT gateway in the first zone's public subnet.
+
+Zones are every zone a pool names; EKS needs subnets in two zones, so when pools name
+fewer, the region's ``a`` and ``b`` zones fill in. A pool with zones runs in those
+zones' private subnets; a pool without, and the system pool, in every zone's.
+
+Node groups: the system group (``AL2023_x86_64_STANDARD``), and one per GPU pool
+(``AL2023_x86_64_NVIDIA``) labelled ``modelplane.ai/pool=<pool>`` and tainted
+``nvidia.com/gpu=present:NoSchedule``. A pool with a Capacity Block gets a launch template
+that targets the reservation (market type ``capacity-block``) and capacity type
+``CAPACITY_BLOCK``; its disk size moves into the launch template, since EKS refuses a
+node group's disk size alongside a launch template.
+
+RWX storage: an encrypted Elastic-throughput EFS file system with a mount target per
+zone, an NFS security group open to the VPC, the EFS CSI driver add-on (the node role
+carries its policy), and, once the kubeconfig and the file system's id are known, the
+StorageClass ``modelplane-rwx-efs`` on the cluster through a provider-kubernetes
+Object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.domain.clouds.common import (
+    GPU_TAINT,
+    GPU_TAINT_VALUE,
+    POOL_LABEL,
+    Cluster,
+    ClusterError,
+    GpuPool,
+    managed,
+    pool_zones,
+    ref,
+    resource_name,
+    scaling,
+    selector,
+)
+
+EC2 = "ec2.aws.m.upbound.io/v1beta1"
+IAM = "iam.aws.m.upbound.io/v1beta1"
+EKS = "eks.aws.m.upbound.io/v1beta1"
+EFS = "efs.aws.m.upbound.io/v1beta1"
+KUBERNETES = "kubernetes.m.crossplane.io/v1alpha1"
+
+DEFAULT_VERSION = "1.35"
+"""The default Kubernetes minor: DRA, which GPU claims need, is on by default from 1.34."""
+STORAGE_CLASS = "modelplane-rwx-efs"
+VPC_CIDR = "10.0.0.0/16"
+MAX_ZONES = 8  # private /20s fill 10.0.0.0/17, public /24s sit in 10.0.128.0/17
+ADDONS = ("coredns", "kube-proxy", "vpc-cni", "aws-efs-csi-driver")
+SYSTEM_AMI = "AL2023_x86_64_STANDARD"
+GPU_AMI = "AL2023_x86_64_NVIDIA"
+POLICY = "arn:aws:iam::aws:policy/"
+CLUSTER_POLICIES = {"eks-cluster": POLICY + "AmazonEKSClusterPolicy"}
+NODE_POLICIES = {
+    "eks-worker": POLICY + "AmazonEKSWorkerNodePolicy",
+    "eks-cni": POLICY + "AmazonEKS_CNI_Policy",
+    "ecr-read": POLICY + "AmazonEC2ContainerRegistryReadOnly",
+    "efs-csi": POLICY + "service-role/AmazonEFSCSIDriverPolicy",
+}
+NFS_PORT = 2049
+# Composed keys the adapter reads back from observed state.
+CLUSTER_KEY = "cluster"
+AUTH_KEY = "cluster-auth"
+FILE_SYSTEM_KEY = "efs"
+STORAGE_CLASS_KEY = "storage-class"
+
+Manifests = dict[str, dict[str, Any]]
+
+
+def zones(cluster: Cluster) -> list[str]:
+    """Return the cluster's zones: every pool's, padded to two from the region's a, b, c.
+
+    Raises:
+        ClusterError: The pools name more zones than the VPC has subnets for.
+    """
+    found = pool_zones(cluster)
+    for letter in "abc":
+        if len(found) >= 2:
+            break
+        candidate = f"{cluster.region}{letter}"
+        if candidate not in found:
+            found.append(candidate)
+    if len(found) > MAX_ZONES:
+        msg = f"the pools name {len(found)} zones; an EKSCluster spans at most {MAX_ZONES}"
+        raise ClusterError(msg)
+    return sorted(found)
+
+
+def resources(cluster: Cluster) -> Manifests:
+    """Return every managed resource the cluster needs before it exists, by composed key.
+
+    Raises:
+        ClusterError: The cluster cannot be laid out (see :func:`zones`).
+    """
+    out: Manifests = {}
+    out.update(_network(cluster, zones(cluster)))
+    out.update(_roles(cluster))
+    out.update(_control_plane(cluster, zones(cluster)))
+    out.update(_node_groups(cluster, zones(cluster)))
+    out.update(_file_system(cluster, zones(cluster)))
+    return dict(sorted(out.items()))
+
+
+def subnet_role(tier: str, zone: str) -> str:
+    """Return the role (and key) of a zone's public or private subnet."""
+    return f"subnet-{tier}-{zone}"
+
+
+def _mr(cluster: Cluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
+    regional = {**fields, "region": cluster.region} if api != IAM else dict(fields)
+    return managed(cluster, api, kind, role, regional)
+
+
+def _network(cluster: Cluster, names: list[str]) -> Manifests:
+    vpc = selector("vpc")
+    out: Manifests = {
+        "vpc": _mr(
+            cluster,
+            EC2,
+            "VPC",
+            "vpc",
+            {
+                "cidrBlock": VPC_CIDR,
+                "enableDnsHostnames": True,
+                "enableDnsSupport": True,
+                "tags": {"Name": cluster.name},
+            },
+        ),
+        "internet-gateway": _mr(
+            cluster,
+            EC2,
+            "InternetGateway",
+            "internet-gateway",
+            {
+                "vpcIdSelector": vpc,
+            },
+        ),
+        "nat-ip": _mr(cluster, EC2, "EIP", "nat-ip", {"domain": "vpc"}),
+        "nat-gateway": _mr(
+            cluster,
+            EC2,
+            "NATGateway",
+            "nat-gateway",
+            {
+                "allocationIdSelector": selector("nat-ip"),
+                "subnetIdRef": ref(resource_name(cluster.name, subnet_role("public", names[0]))),
+            },
+        ),
+    }
+    targets = {
+        "public": ("gatewayIdSelector", "internet-gateway"),
+        "private": ("natGatewayIdSelector", "nat-gateway"),
+    }
+    for tier, (field, target) in targets.items():
+        table = f"route-table-{tier}"
+        out[table] = _mr(cluster, EC2, "RouteTable", table, {"vpcIdSelector": vpc})
+        out[f"route-{tier}-default"] = _mr(
+            cluster,
+            EC2,
+            "Route",
+            f"route-{tier}-default",
+            {
+                "routeTableIdSelector": selector(table),
+                "destinationCidrBlock": "0.0.0.0/0",
+                field: selector(target),
+            },
+        )
+    for index, zone in enumerate(names):
+        out.update(_zone_subnets(cluster, index, zone))
+    return out
+
+
+def _zone_subnets(cluster: Cluster, index: int, zone: str) -> Manifests:
+    cidrs = {"public": f"10.0.{128 + index}.0/24", "private": f"10.0.{16 * index}.0/20"}
+    # The tags tell the AWS load balancer integrations which subnets to use.
+    elb_tags = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
+    out: Manifests = {}
+    for tier, cidr in cidrs.items():
+        role = subnet_role(tier, zone)
+        out[role] = _mr(
+            cluster,
+            EC2,
+            "Subnet",
+            role,
+            {
+                "availabilityZone": zone,
+                "cidrBlock": cidr,
+                "mapPublicIpOnLaunch": tier == "public",
+                "tags": {elb_tags[tier]: "1", "Name": resource_name(cluster.name, role)},
+                "vpcIdSelector": selector("vpc"),
+            },
+        )
+        association = f"route-table-association-{tier}-{zone}"
+        out[association] = _mr(
+            cluster,
+            EC2,
+            "RouteTableAssociation",
+            association,
+            {
+                "routeTableIdSelector": selector(f"route-table-{tier}"),
+                "subnetIdRef": ref(resource_name(cluster.name, role)),
+            },
+        )
+    return out
+
+
+def _assume_policy(service: str) -> str:
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
+
+
+def _roles(cluster: Cluster) -> Manifests:
+    out: Manifests = {}
+    for role, service, policies in (
+        ("cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES),
+        ("node-role", "ec2.amazonaws.com", NODE_POLICIES),
+    ):
+        out[role] = _mr(cluster, IAM, "Role", role, {"assumeRolePolicy": _assume_policy(service)})
+        for short, arn in policies.items():
+            key = f"{role}-{short}"
+            out[key] = _mr(
+                cluster,
+                IAM,
+                "RolePolicyAttachment",
+                key,
+                {
+                    "policyArn": arn,
+                    "roleSelector": selector(role),
+                },
+            )
+    return out
+
+
+def _control_plane(cluster: Cluster, names: list[str]) -> Manifests:
+    subnets = [
+        ref(resource_name(cluster.name, subnet_role(tier, zone)))
+        for zone in names
+        for tier in ("private", "public")
+    ]
+    eks_cluster = _mr(
+        cluster,
+        EKS,
+        "Cluster",
+        "cluster",
+        {
+            # The creator (the provider's identity) administers the cluster: ClusterAuth's
+            # kubeconfig authenticates as it.
+            "accessConfig": {
+                "authenticationMode": "API_AND_CONFIG_MAP",
+                "bootstrapClusterCreatorAdminPermissions": True,
+            },
+            "roleArnSelector": selector("cluster-role"),
+            "version": cluster.version,
+            "vpcConfig": {
+                "endpointPrivateAccess": True,
+                "endpointPublicAccess": True,
+                "subnetIdRefs": subnets,
+            },
+        },
+    )
+    eks_cluster["metadata"]["name"] = cluster.name  # the EKS cluster's name in AWS
+    out: Manifests = {"cluster": eks_cluster}
+    for addon in ADDONS:
+        key = f"addon-{addon}"
+        out[key] = _mr(
+            cluster,
+            EKS,
+            "Addon",
+            key,
+            {
+                "addonName": addon,
+                "clusterNameSelector": selector("cluster"),
+            },
+        )
+    out["cluster-auth"] = cluster_auth(cluster)
+    return out
+
+
+def kubeconfig_secret(cluster: Cluster) -> str:
+    """Return the name of the Secret ClusterAuth writes the kubeconfig to."""
+    return resource_name(cluster.name, "kubeconfig")
+
+
+def cluster_auth(cluster: Cluster) -> dict[str, Any]:
+    """Return the ClusterAuth that writes (and refreshes) the cluster's kubeconfig Secret."""
+    auth: dict[str, Any] = _mr(
+        cluster,
+        EKS,
+        "ClusterAuth",
+        "cluster-auth",
+        {
+            "clusterNameSelector": selector("cluster"),
+        },
+    )
+    auth["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
+    return auth
+
+
+def _node_groups(cluster: Cluster, names: list[str]) -> Manifests:
+    system = cluster.system
+    out: Manifests = {
+        "nodegroup-system": _node_group(
+            cluster,
+            "nodegroup-system",
+            names,
+            {
+                "amiType": SYSTEM_AMI,
+                "diskSize": system.disk_size_gb,
+                "instanceTypes": [system.machine_type],
+                "labels": {"modelplane.ai/system": "true"},
+                "scalingConfig": {
+                    "desiredSize": system.node_count,
+                    "maxSize": system.node_count,
+                    "minSize": system.node_count,
+                },
+            },
+        ),
+    }
+    for pool in cluster.pools:
+        out.update(_gpu_node_group(cluster, pool, list(pool.zones) or names))
+    return out
+
+
+def _node_group(
+    cluster: Cluster, role: str, names: list[str], fields: Mapping[str, Any]
+) -> dict[str, Any]:
+    subnets = [ref(resource_name(cluster.name, subnet_role("private", zone))) for zone in names]
+    return dict(
+        _mr(
+            cluster,
+            EKS,
+            "NodeGroup",
+            role,
+            {
+                **fields,
+                "clusterNameSelector": selector("cluster"),
+                "nodeRoleArnSelector": selector("node-role"),
+                "subnetIdRefs": subnets,
+            },
+        )
+    )
+
+
+def _gpu_node_group(cluster: Cluster, pool: GpuPool, names: list[str]) -> Manifests:
+    low, desired, high = scaling(pool)
+    role = f"nodegroup-{pool.name}"
+    fields: dict[str, Any] = {
+        "amiType": GPU_AMI,
+        "instanceTypes": [pool.machine_type],
+        "labels": {POOL_LABEL: pool.name},
+        # EKS needs a ceiling of at least one, even for a pool scaled to zero.
+        "scalingConfig": {"desiredSize": desired, "maxSize": max(high, 1), "minSize": low},
+        "taint": [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
+    }
+    out: Manifests = {}
+    if pool.capacity_reservation_id:
+        template = f"launch-template-{pool.name}"
+        out[template] = launch_template(cluster, pool, template)
+        fields["capacityType"] = "CAPACITY_BLOCK"
+        fields["launchTemplate"] = {
+            "name": out[template]["spec"]["forProvider"]["name"],
+            "version": "1",  # the template is written once and never versioned up
+        }
+    elif pool.disk_size_gb is not None:
+        fields["diskSize"] = pool.disk_size_gb
+    out[role] = _node_group(cluster, role, names, fields)
+    return out
+
+
+def launch_template(cluster: Cluster, pool: GpuPool, role: str) -> dict[str, Any]:
+    """Return the launch template that puts a pool's nodes in its Capacity Block."""
+    fields: dict[str, Any] = {
+        "capacityReservationSpecification": {
+            "capacityReservationTarget": {"capacityReservationId": pool.capacity_reservation_id},
+        },
+        "instanceMarketOptions": {"marketType": "capacity-block"},
+        "name": resource_name(cluster.name, role),
+    }
+    if pool.disk_size_gb is not None:
+        fields["blockDeviceMappings"] = [
+            {
+                "deviceName": "/dev/xvda",
+                "ebs": {"volumeSize": pool.disk_size_gb, "volumeType": "gp3"},
+            }
+        ]
+    return dict(_mr(cluster, EC2, "LaunchTemplate", role, fields))
+
+
+def _file_system(cluster: Cluster, names: list[str]) -> Manifests:
+    out: Manifests = {
+        "efs": _mr(
+            cluster,
+            EFS,
+            "FileSystem",
+            "efs",
+            {
+                "encrypted": True,
+                "tags": {"Name": resource_name(cluster.name, "efs")},
+                "throughputMode": "elastic",
+            },
+        ),
+        "efs-security-group": _mr(
+            cluster,
+            EC2,
+            "SecurityGroup",
+            "efs-security-group",
+            {
+                "description": "NFS from the cluster's VPC to its EFS mount targets",
+                "name": resource_name(cluster.name, "efs"),
+                "vpcIdSelector": selector("vpc"),
+            },
+        ),
+        "efs-nfs-ingress": _mr(
+            cluster,
+            EC2,
+            "SecurityGroupIngressRule",
+            "efs-nfs-ingress",
+            {
+                "cidrIpv4": VPC_CIDR,
+                "fromPort": NFS_PORT,
+                "ipProtocol": "tcp",
+                "securityGroupIdSelector": selector("efs-security-group"),
+                "toPort": NFS_PORT,
+            },
+        ),
+    }
+    for zone in names:
+        key = f"efs-mount-target-{zone}"
+        out[key] = _mr(
+            cluster,
+            EFS,
+            "MountTarget",
+            key,
+            {
+                "fileSystemIdSelector": selector("efs"),
+                "securityGroupsSelector": selector("efs-security-group"),
+                "subnetIdRef": ref(resource_name(cluster.name, subnet_role("private", zone))),
+            },
+        )
+    return out
+
+
+def workload_resources(
+    cluster: Cluster, kubeconfig: Mapping[str, str], file_system_id: str | None
+) -> Manifests:
+    """Return what goes on the cluster itself once its kubeconfig exists.
+
+    Args:
+        cluster: The cluster.
+        kubeconfig: The kubeconfig Secret's ``{name, namespace, key}``.
+        file_system_id: The EFS file system's id once AWS has created it, else None.
+
+    Returns:
+        A provider-kubernetes ProviderConfig for the cluster and, once the file system
+        exists, the Object holding the ``modelplane-rwx-efs`` StorageClass.
+    """
+    config = resource_name(cluster.name, "kubernetes")
+    out: Manifests = {
+        "kubernetes-provider-config": {
+            "apiVersion": KUBERNETES,
+            "kind": "ProviderConfig",
+            "metadata": {"name": config, "namespace": cluster.namespace},
+            "spec": {"credentials": {"source": "Secret", "secretRef": dict(kubeconfig)}},
+        },
+    }
+    if file_system_id:
+        out["storage-class"] = {
+            "apiVersion": KUBERNETES,
+            "kind": "Object",
+            "metadata": {
+                "name": resource_name(cluster.name, "storage-class"),
+                "namespace": cluster.namespace,
+            },
+            "spec": {
+                "forProvider": {"manifest": storage_class(file_system_id)},
+                "providerConfigRef": {"kind": "ProviderConfig", "name": config},
+            },
+        }
+    return out
+
+
+def storage_class(file_system_id: str) -> dict[str, Any]:
+    """Return the RWX StorageClass pinned to the EFS file system (one access point per PVC)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": STORAGE_CLASS},
+        "parameters": {
+            "directoryPerms": "700",
+            "fileSystemId": file_system_id,
+            "provisioningMode": "efs-ap",
+        },
+        "provisioner": "efs.csi.aws.com",
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "Immediate",
+    }

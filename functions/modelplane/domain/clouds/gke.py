@@ -1,0 +1,249 @@
+"""A GKE cluster as namespaced managed resources of the GCP provider family.
+
+A regional cluster on its own VPC network and subnetwork (nodes 10.0.0.0/20, pods and
+services on secondary ranges), its default node pool removed, on the ``RAPID`` release
+channel with the minimum master version set to the asked minor (default 1.35, whose
+DRA GPU claims need), with the Filestore CSI driver add-on on.
+
+Node pools: the system pool in the cluster's first zone, and one per GPU pool in the
+pool's zones (else the first zone) with its GPUs attached (GKE installs the latest
+driver), labelled ``modelplane.ai/pool=<pool>``, tainted
+``nvidia.com/gpu=present:NoSchedule``, and with GKE's own GPU device plugin off, since
+the NVIDIA DRA driver hands out the GPUs. Autoscaling bounds are the pool's totals;
+the initial count is the pool's node count spread over its zones, rounded up.
+
+Identity: a node service account, granted ``roles/container.admin`` on the project
+once GCP reports its email and project, and a key for it, written to a Secret, that
+consumers pair with the kubeconfig.
+
+RWX storage is GKE's own Filestore Enterprise class, ``enterprise-rwx``, which the
+Filestore CSI driver add-on installs: nothing to compose.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.domain.clouds.common import (
+    GPU_TAINT,
+    GPU_TAINT_VALUE,
+    POOL_LABEL,
+    Cluster,
+    GpuPool,
+    managed,
+    pool_zones,
+    resource_name,
+    scaling,
+    selector,
+)
+
+COMPUTE = "compute.gcp.m.upbound.io/v1beta1"
+CONTAINER = "container.gcp.m.upbound.io/v1beta1"
+CLOUDPLATFORM = "cloudplatform.gcp.m.upbound.io/v1beta1"
+
+DEFAULT_VERSION = "1.35"
+STORAGE_CLASS = "enterprise-rwx"
+RELEASE_CHANNEL = "RAPID"
+CLUSTER_NAME_LIMIT = 40  # GKE cluster and node pool names
+ACCOUNT_ID_LIMIT = 30  # GCP service account ids
+NODE_CIDR = "10.0.0.0/20"
+POD_RANGE = ("pods", "10.16.0.0/14")
+SERVICE_RANGE = ("services", "10.20.0.0/20")
+CONTAINER_ADMIN = "roles/container.admin"
+IDENTITY_KEY = "private_key"
+"""The key of the service account key's connection Secret that holds the JSON credential."""
+# Composed keys the adapter reads back from observed state.
+CLUSTER_KEY = "cluster"
+ACCOUNT_KEY = "service-account"
+ACCOUNT_KEY_KEY = "service-account-key"
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+Manifests = dict[str, dict[str, Any]]
+
+
+def zones(cluster: Cluster) -> list[str]:
+    """Return the cluster's zones: every pool's, or the region's ``a`` zone if none name any."""
+    return pool_zones(cluster) or [f"{cluster.region}-a"]
+
+
+def cluster_name(cluster: Cluster) -> str:
+    """Return the GKE cluster's name: the composite's, shortened if over GKE's 40 characters."""
+    if len(cluster.name) <= CLUSTER_NAME_LIMIT:
+        return cluster.name
+    return resource_name(cluster.name, "gke", limit=CLUSTER_NAME_LIMIT)
+
+
+def kubeconfig_secret(cluster: Cluster) -> str:
+    """Return the name of the Secret the GKE cluster writes its kubeconfig to."""
+    return resource_name(cluster.name, "kubeconfig")
+
+
+def identity_secret(cluster: Cluster) -> str:
+    """Return the name of the Secret the service account key is written to."""
+    return resource_name(cluster.name, "identity")
+
+
+def resources(cluster: Cluster) -> Manifests:
+    """Return every managed resource that needs nothing GCP reports, by composed key."""
+    out: Manifests = {}
+    out.update(_network(cluster))
+    out.update(_identity(cluster))
+    out["cluster"] = _cluster(cluster)
+    out.update(_node_pools(cluster))
+    return dict(sorted(out.items()))
+
+
+def _mr(cluster: Cluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
+    return managed(cluster, api, kind, role, fields)
+
+
+def _network(cluster: Cluster) -> Manifests:
+    ranges = [{"ipCidrRange": cidr, "rangeName": name} for name, cidr in (POD_RANGE, SERVICE_RANGE)]
+    return {
+        "network": _mr(cluster, COMPUTE, "Network", "network", {"autoCreateSubnetworks": False}),
+        "subnetwork": _mr(cluster, COMPUTE, "Subnetwork", "subnetwork", {
+            "ipCidrRange": NODE_CIDR,
+            "networkSelector": selector("network"),
+            "privateIpGoogleAccess": True,
+            "region": cluster.region,
+            "secondaryIpRange": ranges,
+        }),
+    }  # fmt: skip
+
+
+def _identity(cluster: Cluster) -> Manifests:
+    account = _mr(
+        cluster,
+        CLOUDPLATFORM,
+        "ServiceAccount",
+        "service-account",
+        {
+            "displayName": f"Modelplane nodes of {cluster.name}"[:100],
+        },
+    )
+    # The account id is the name: 6 to 30 characters.
+    account["metadata"]["name"] = resource_name(cluster.name, "nodes", limit=ACCOUNT_ID_LIMIT)
+    key = _mr(
+        cluster,
+        CLOUDPLATFORM,
+        "ServiceAccountKey",
+        "service-account-key",
+        {
+            "publicKeyType": "TYPE_X509_PEM_FILE",
+            "serviceAccountIdSelector": selector("service-account"),
+        },
+    )
+    key["spec"]["writeConnectionSecretToRef"] = {"name": identity_secret(cluster)}
+    return {"service-account": account, "service-account-key": key}
+
+
+def iam_member(cluster: Cluster, email: str, project: str) -> Manifests:
+    """Return the grant of ``roles/container.admin`` to the node service account.
+
+    Args:
+        cluster: The cluster.
+        email: The service account's email, once GCP reports it.
+        project: The project the service account lives in.
+    """
+    return {
+        "iam-container-admin": _mr(cluster, CLOUDPLATFORM, "ProjectIAMMember", "iam-container-admin", {
+            "member": f"serviceAccount:{email}",
+            "project": project,
+            "role": CONTAINER_ADMIN,
+        }),
+    }  # fmt: skip
+
+
+def _cluster(cluster: Cluster) -> dict[str, Any]:
+    gke = _mr(cluster, CONTAINER, "Cluster", "cluster", {
+        "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
+        # The composite owns the cluster's life; GCP's guard would block its deletion.
+        "deletionProtection": False,
+        "initialNodeCount": 1,
+        "ipAllocationPolicy": {
+            "clusterSecondaryRangeName": POD_RANGE[0],
+            "servicesSecondaryRangeName": SERVICE_RANGE[0],
+        },
+        "location": cluster.region,
+        "minMasterVersion": cluster.version,
+        "networkSelector": selector("network"),
+        "releaseChannel": {"channel": RELEASE_CHANNEL},
+        "removeDefaultNodePool": True,
+        "subnetworkSelector": selector("subnetwork"),
+    })  # fmt: skip
+    gke["metadata"]["name"] = cluster_name(cluster)
+    gke["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
+    return dict(gke)
+
+
+def _node_pools(cluster: Cluster) -> Manifests:
+    first = zones(cluster)[:1]
+    system = cluster.system
+    out: Manifests = {
+        "nodepool-system": _node_pool(cluster, "nodepool-system", first, {
+            "autoscaling": {
+                "totalMaxNodeCount": system.node_count,
+                "totalMinNodeCount": system.node_count,
+            },
+            "initialNodeCount": system.node_count,
+            "nodeConfig": _node_config(system.machine_type, system.disk_size_gb, {
+                "modelplane.ai/system": "true",
+            }),
+        }),
+    }  # fmt: skip
+    for pool in cluster.pools:
+        role = f"nodepool-{pool.name}"
+        out[role] = _gpu_node_pool(cluster, pool, role, list(pool.zones) or first)
+    return out
+
+
+def _gpu_node_pool(cluster: Cluster, pool: GpuPool, role: str, names: list[str]) -> dict[str, Any]:
+    low, desired, high = scaling(pool)
+    config = _node_config(pool.machine_type, pool.disk_size_gb, {
+        # The NVIDIA DRA driver hands out the GPUs, so GKE's device plugin must not.
+        "gke-no-default-nvidia-gpu-device-plugin": "true",
+        POOL_LABEL: pool.name,
+    })  # fmt: skip
+    config["taint"] = [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}]
+    if pool.accelerator_type:
+        config["guestAccelerator"] = [{
+            "count": pool.accelerator_count,
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"},
+            "type": pool.accelerator_type,
+        }]  # fmt: skip
+    return _node_pool(cluster, role, names, {
+        "autoscaling": {"locationPolicy": "ANY", "totalMaxNodeCount": high, "totalMinNodeCount": low},
+        # GKE counts initial nodes per zone.
+        "initialNodeCount": math.ceil(desired / len(names)),
+        "nodeConfig": config,
+    })  # fmt: skip
+
+
+def _node_config(
+    machine_type: str, disk_size_gb: int | None, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "labels": dict(labels),
+        "machineType": machine_type,
+        "oauthScopes": [CLOUD_PLATFORM_SCOPE],
+        "serviceAccountSelector": selector("service-account"),
+    }
+    if disk_size_gb is not None:
+        config["diskSizeGb"] = disk_size_gb
+    return config
+
+
+def _node_pool(
+    cluster: Cluster, role: str, names: list[str], fields: Mapping[str, Any]
+) -> dict[str, Any]:
+    pool = _mr(cluster, CONTAINER, "NodePool", role, {
+        **fields,
+        "clusterSelector": selector("cluster"),
+        "location": cluster.region,
+        "management": {"autoRepair": True, "autoUpgrade": True},
+        "nodeLocations": list(names),
+    })  # fmt: skip
+    pool["metadata"]["name"] = resource_name(cluster.name, role, limit=CLUSTER_NAME_LIMIT)
+    return dict(pool)

@@ -1,0 +1,138 @@
+"""AKSCluster domain: the azure managed resources of one AKS cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from modelplane.domain.clouds import aks, common
+
+SPEC: dict[str, Any] = {
+    "location": "westeurope",
+    "nodePools": [
+        {"name": "gpua10", "nodeCount": 1, "vmSize": "Standard_NV36ads_A10_v5", "diskSizeGb": 100}
+    ],
+}
+
+
+def _resources(**changes: Any) -> dict[str, dict[str, Any]]:
+    return aks.resources("aks-westeurope", "modelplane-system", {**SPEC, **changes})
+
+
+def test_composes_the_network_the_cluster_and_one_pool_per_gpu_pool() -> None:
+    out = _resources()
+    assert {k: v["kind"] for k, v in out.items()} == {
+        "resource-group": "ResourceGroup",
+        "virtual-network": "VirtualNetwork",
+        "subnet": "Subnet",
+        "cluster": "KubernetesCluster",
+        "pool-gpua10": "KubernetesClusterNodePool",
+    }
+    assert all(m["metadata"]["namespace"] == "modelplane-system" for m in out.values())
+    assert all(
+        m["spec"]["forProvider"].get("location", "westeurope") == "westeurope" for m in out.values()
+    )
+
+
+def test_cluster_keeps_its_local_account_and_writes_its_kubeconfig() -> None:
+    cluster = _resources()["cluster"]["spec"]
+    assert cluster["forProvider"]["identity"] == {"type": "SystemAssigned"}
+    assert cluster["forProvider"]["localAccountDisabled"] is False
+    assert cluster["writeConnectionSecretToRef"] == {"name": "aks-westeurope-kubeconfig"}
+    system = cluster["forProvider"]["defaultNodePool"]
+    assert (system["name"], system["vmSize"], system["nodeCount"]) == (
+        aks.SYSTEM_POOL,
+        "Standard_D4s_v5",
+        1,
+    )
+    assert system["vnetSubnetIdRef"] == {"name": "aks-westeurope"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        pytest.param({}, {}, id="defaults-omit-version"),
+        pytest.param({"version": "1.31"}, {"kubernetesVersion": "1.31"}, id="version"),
+    ],
+)
+def test_cluster_version(spec: dict[str, Any], want: dict[str, Any]) -> None:
+    for_provider = _resources(**spec)["cluster"]["spec"]["forProvider"]
+    assert {k: v for k, v in for_provider.items() if k == "kubernetesVersion"} == want
+
+
+@pytest.mark.parametrize(
+    ("pool", "want"),
+    [
+        pytest.param({"nodeCount": 2}, {"nodeCount": 2}, id="fixed-size"),
+        pytest.param(
+            {"nodeCount": 1, "minNodeCount": 1, "maxNodeCount": 4},
+            {"nodeCount": 1, "autoScalingEnabled": True, "minCount": 1, "maxCount": 4},
+            id="autoscaled",
+        ),
+        pytest.param(
+            {"nodeCount": 0, "maxNodeCount": 2},
+            {"nodeCount": 0, "autoScalingEnabled": True, "minCount": 0, "maxCount": 2},
+            id="scale-from-zero",
+        ),
+    ],
+)
+def test_gpu_pool_scaling(pool: dict[str, Any], want: dict[str, Any]) -> None:
+    raw = {"name": "gpuh100", "vmSize": "Standard_ND96isr_H100_v5", **pool}
+    for_provider = _resources(nodePools=[raw])["pool-gpuh100"]["spec"]["forProvider"]
+    keys = ("nodeCount", "autoScalingEnabled", "minCount", "maxCount")
+    assert {k: for_provider[k] for k in keys if k in for_provider} == want
+
+
+def test_gpu_pool_is_labelled_tainted_and_named_after_the_pool() -> None:
+    pool = _resources()["pool-gpua10"]
+    for_provider = pool["spec"]["forProvider"]
+    assert for_provider["nodeLabels"] == {"modelplane.ai/pool": "gpua10"}
+    assert for_provider["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert (for_provider["vmSize"], for_provider["osDiskSizeGb"]) == (
+        "Standard_NV36ads_A10_v5",
+        100,
+    )
+    assert for_provider["kubernetesClusterIdRef"] == {"name": "aks-westeurope"}
+    assert pool["metadata"]["annotations"] == {"crossplane.io/external-name": "gpua10"}
+
+
+def test_credentials_select_the_provider_config() -> None:
+    creds = {"kind": "ProviderConfig", "name": "team-a"}
+    out = _resources(credentials=creds)
+    assert {m["spec"]["providerConfigRef"]["name"] for m in out.values()} == {"team-a"}
+
+
+@pytest.mark.parametrize(
+    ("ready", "want"),
+    [
+        pytest.param(False, None, id="not-ready"),
+        pytest.param(
+            True,
+            {"key": "kubeconfig", "name": "aks-westeurope-kubeconfig", "namespace": "ns"},
+            id="ready",
+        ),
+    ],
+)
+def test_status_reports_the_kubeconfig_once_ready(ready: bool, want: Any) -> None:
+    status = aks.status("aks-westeurope", "ns", ready)
+    assert status.get("kubeconfigSecretRef") == want
+    assert status["cache"] == {"storageClassName": "modelplane-rwx-fs"}
+
+
+@pytest.mark.parametrize(
+    ("parent", "suffix"),
+    [
+        pytest.param("short", "pool", id="short"),
+        pytest.param("x" * 60, "gpu-pool", id="long"),
+        pytest.param("a-" * 30, "b", id="long-dashes"),
+    ],
+)
+def test_child_names_are_valid_and_stable(parent: str, suffix: str) -> None:
+    name = common.resource_name(parent, suffix)
+    assert len(name) <= 63
+    assert not name.endswith("-")
+    assert name == common.resource_name(parent, suffix)
+    if len(f"{parent}-{suffix}") <= 63:
+        assert name == f"{parent}-{suffix}"
+    else:
+        assert name != common.resource_name(parent, suffix + "x")

@@ -1,0 +1,307 @@
+"""The EKS cluster's managed resources: network, roles, control plane, node groups, EFS."""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+from modelplane.domain.clouds import common, eks
+
+SYSTEM = common.SystemPool(machine_type="m6i.xlarge", node_count=1, disk_size_gb=100)
+L4 = common.GpuPool(
+    name="gpu-l4",
+    machine_type="g6.xlarge",
+    node_count=2,
+    min_node_count=1,
+    max_node_count=4,
+    zones=("us-east-1b",),
+    disk_size_gb=50,
+    accelerator_type="nvidia-l4",
+    accelerator_count=1,
+)
+H200 = common.GpuPool(
+    name="gpu-h200",
+    machine_type="p5en.48xlarge",
+    node_count=2,
+    min_node_count=2,
+    max_node_count=2,
+    zones=("us-east-1c",),
+    disk_size_gb=500,
+    capacity_reservation_id="cr-0123456789abcdef0",
+)
+
+
+def _cluster(*pools: common.GpuPool, name: str = "eks-us-east") -> common.Cluster:
+    return common.Cluster(
+        name=name,
+        namespace="modelplane-system",
+        region="us-east-1",
+        version="1.35",
+        provider_config=common.ProviderConfig("ProviderConfig", "aws"),
+        system=SYSTEM,
+        pools=pools or (L4,),
+    )
+
+
+def _for(manifest: dict[str, Any]) -> dict[str, Any]:
+    return dict(manifest["spec"]["forProvider"])
+
+
+def _subnet_names(refs: list[dict[str, str]]) -> list[str]:
+    return [r["name"] for r in refs]
+
+
+def test_every_kind_is_composed_once_per_zone_or_cluster() -> None:
+    manifests = eks.resources(_cluster(L4, H200))
+    kinds = Counter((m["apiVersion"].split("/")[0], m["kind"]) for m in manifests.values())
+    zones = 2  # the pools name b and c: two zones need no padding
+    assert kinds == {
+        ("ec2.aws.m.upbound.io", "VPC"): 1,
+        ("ec2.aws.m.upbound.io", "InternetGateway"): 1,
+        ("ec2.aws.m.upbound.io", "EIP"): 1,
+        ("ec2.aws.m.upbound.io", "NATGateway"): 1,
+        ("ec2.aws.m.upbound.io", "RouteTable"): 2,
+        ("ec2.aws.m.upbound.io", "Route"): 2,
+        ("ec2.aws.m.upbound.io", "Subnet"): 2 * zones,
+        ("ec2.aws.m.upbound.io", "RouteTableAssociation"): 2 * zones,
+        ("ec2.aws.m.upbound.io", "SecurityGroup"): 1,
+        ("ec2.aws.m.upbound.io", "SecurityGroupIngressRule"): 1,
+        ("ec2.aws.m.upbound.io", "LaunchTemplate"): 1,
+        ("iam.aws.m.upbound.io", "Role"): 2,
+        ("iam.aws.m.upbound.io", "RolePolicyAttachment"): 5,
+        ("eks.aws.m.upbound.io", "Cluster"): 1,
+        ("eks.aws.m.upbound.io", "Addon"): 4,
+        ("eks.aws.m.upbound.io", "NodeGroup"): 3,
+        ("eks.aws.m.upbound.io", "ClusterAuth"): 1,
+        ("efs.aws.m.upbound.io", "FileSystem"): 1,
+        ("efs.aws.m.upbound.io", "MountTarget"): zones,
+    }
+
+
+def test_every_resource_uses_the_credentials_and_regional_ones_the_region() -> None:
+    for key, manifest in eks.resources(_cluster()).items():
+        assert manifest["spec"]["providerConfigRef"] == {"kind": "ProviderConfig", "name": "aws"}
+        assert manifest["metadata"]["namespace"] == "modelplane-system", key
+        regional = not manifest["apiVersion"].startswith("iam.")
+        assert ("region" in _for(manifest)) is regional, key
+        if regional:
+            assert _for(manifest)["region"] == "us-east-1"
+
+
+@dataclass(frozen=True)
+class ZoneCase:
+    reason: str
+    zones: tuple[tuple[str, ...], ...]
+    want: list[str]
+
+
+ZONE_CASES = [
+    ZoneCase(
+        "one zone is padded with the region's a", (("us-east-1b",),), ["us-east-1a", "us-east-1b"]
+    ),
+    ZoneCase("no zones take the region's a and b", ((),), ["us-east-1a", "us-east-1b"]),
+    ZoneCase("a named a is not repeated", (("us-east-1a",),), ["us-east-1a", "us-east-1b"]),
+    ZoneCase(
+        "pools' zones are merged and sorted",
+        (("us-east-1d", "us-east-1c"), ("us-east-1c",)),
+        ["us-east-1c", "us-east-1d"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ZONE_CASES, ids=[c.reason for c in ZONE_CASES])
+def test_zones(case: ZoneCase) -> None:
+    pools = [replace(L4, name=f"p{i}", zones=z) for i, z in enumerate(case.zones)]
+    assert eks.zones(_cluster(*pools)) == case.want
+
+
+def test_too_many_zones_is_a_clear_error() -> None:
+    pool = replace(L4, zones=tuple(f"us-east-1{c}" for c in "abcdefghi"))
+    with pytest.raises(common.ClusterError, match="9 zones"):
+        eks.resources(_cluster(pool))
+
+
+def test_each_zone_has_a_public_and_private_subnet_in_disjoint_ranges() -> None:
+    manifests = eks.resources(_cluster(L4, H200))
+    subnets = {k: _for(m) for k, m in manifests.items() if m["kind"] == "Subnet"}
+    want = {
+        f"subnet-{tier}-us-east-1{z}": f"us-east-1{z}"
+        for tier in ("private", "public")
+        for z in "bc"
+    }
+    assert {k: s["availabilityZone"] for k, s in subnets.items()} == want
+    networks = [ipaddress.IPv4Network(s["cidrBlock"]) for s in subnets.values()]
+    vpc = ipaddress.IPv4Network(eks.VPC_CIDR)
+    assert all(n.subnet_of(vpc) for n in networks)
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(networks, 2))
+    for key, subnet in subnets.items():
+        assert subnet["mapPublicIpOnLaunch"] is ("public" in key)
+        assert subnet["vpcIdSelector"] == common.selector("vpc")
+
+
+def test_routes_send_public_subnets_to_the_gateway_and_private_ones_to_the_nat() -> None:
+    manifests = eks.resources(_cluster())
+    public, private = (
+        _for(manifests["route-public-default"]),
+        _for(manifests["route-private-default"]),
+    )
+    assert public["gatewayIdSelector"] == common.selector("internet-gateway")
+    assert private["natGatewayIdSelector"] == common.selector("nat-gateway")
+    association = _for(manifests["route-table-association-private-us-east-1b"])
+    assert association["routeTableIdSelector"] == common.selector("route-table-private")
+    assert association["subnetIdRef"] == {"name": "eks-us-east-subnet-private-us-east-1b"}
+
+
+def test_selectors_find_a_sibling_carrying_that_role() -> None:
+    manifests = eks.resources(_cluster(L4, H200))
+    roles = {m["metadata"]["labels"][common.ROLE_LABEL] for m in manifests.values()}
+    names = {m["metadata"]["name"] for m in manifests.values()}
+    for key, manifest in manifests.items():
+        for field, value in _for(manifest).items():
+            if field.endswith("Selector"):
+                assert value["matchControllerRef"] is True
+                assert value["matchLabels"][common.ROLE_LABEL] in roles, (key, field)
+            elif field.endswith("Ref"):
+                assert value["name"] in names, (key, field)
+            elif field.endswith("Refs"):
+                assert set(_subnet_names(value)) <= names, (key, field)
+
+
+def test_the_control_plane_spans_every_subnet_and_authorizes_its_creator() -> None:
+    cluster = _for(eks.resources(_cluster())["cluster"])
+    assert cluster["version"] == "1.35"
+    assert cluster["roleArnSelector"] == common.selector("cluster-role")
+    assert len(cluster["vpcConfig"]["subnetIdRefs"]) == 4
+    assert cluster["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+    assert eks.resources(_cluster())["cluster"]["metadata"]["name"] == "eks-us-east"
+
+
+def test_addons_are_the_networking_dns_and_efs_ones() -> None:
+    manifests = eks.resources(_cluster())
+    addons = sorted(_for(m)["addonName"] for m in manifests.values() if m["kind"] == "Addon")
+    assert addons == ["aws-efs-csi-driver", "coredns", "kube-proxy", "vpc-cni"]
+
+
+@dataclass(frozen=True)
+class GroupCase:
+    reason: str
+    pool: common.GpuPool
+    want_scaling: dict[str, int]
+    want_zones: list[str]
+
+
+GROUP_CASES = [
+    GroupCase(
+        "autoscaling from the pool",
+        L4,
+        {"minSize": 1, "desiredSize": 2, "maxSize": 4},
+        ["us-east-1b"],
+    ),
+    GroupCase(
+        "a fixed pool",
+        replace(L4, node_count=3, min_node_count=3, max_node_count=3),
+        {"minSize": 3, "desiredSize": 3, "maxSize": 3},
+        ["us-east-1b"],
+    ),
+    GroupCase(
+        "a pool scaled to zero keeps a ceiling of one",
+        replace(L4, node_count=0, min_node_count=0, max_node_count=0, zones=()),
+        {"minSize": 0, "desiredSize": 0, "maxSize": 1},
+        ["us-east-1a", "us-east-1b"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", GROUP_CASES, ids=[c.reason for c in GROUP_CASES])
+def test_gpu_node_groups_are_labelled_tainted_and_scaled_from_the_pool(case: GroupCase) -> None:
+    group = _for(eks.resources(_cluster(case.pool))[f"nodegroup-{case.pool.name}"])
+    assert group["scalingConfig"] == case.want_scaling
+    assert group["labels"] == {"modelplane.ai/pool": case.pool.name}
+    assert group["taint"] == [
+        {"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"}
+    ]
+    assert group["instanceTypes"] == [case.pool.machine_type]
+    assert group["diskSize"] == case.pool.disk_size_gb
+    assert group["amiType"] == eks.GPU_AMI
+    want = [f"eks-us-east-subnet-private-{z}" for z in case.want_zones]
+    assert _subnet_names(group["subnetIdRefs"]) == want
+    assert "capacityType" not in group
+
+
+def test_the_system_group_is_untainted_and_unlabelled_by_pool() -> None:
+    group = _for(eks.resources(_cluster())["nodegroup-system"])
+    assert "taint" not in group
+    assert "modelplane.ai/pool" not in group["labels"]
+    assert group["instanceTypes"] == ["m6i.xlarge"]
+    assert group["scalingConfig"] == {"desiredSize": 1, "maxSize": 1, "minSize": 1}
+
+
+def test_a_capacity_block_pool_launches_into_its_reservation() -> None:
+    manifests = eks.resources(_cluster(H200))
+    group = _for(manifests["nodegroup-gpu-h200"])
+    template = manifests["launch-template-gpu-h200"]
+    assert group["capacityType"] == "CAPACITY_BLOCK"
+    assert group["launchTemplate"]["name"] == template["metadata"]["name"]
+    assert "diskSize" not in group  # EKS refuses it next to a launch template
+    lt = _for(template)
+    assert lt["capacityReservationSpecification"]["capacityReservationTarget"] == {
+        "capacityReservationId": "cr-0123456789abcdef0"
+    }
+    assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert lt["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 500
+
+
+def test_the_node_role_can_mount_efs_and_the_cluster_auth_writes_the_kubeconfig() -> None:
+    manifests = eks.resources(_cluster())
+    policies = {_for(m)["policyArn"] for k, m in manifests.items() if k.startswith("node-role-")}
+    assert "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy" in policies
+    auth = manifests["cluster-auth"]
+    assert auth["spec"]["writeConnectionSecretToRef"] == {"name": "eks-us-east-kubeconfig"}
+    assert _for(auth)["clusterNameSelector"] == common.selector("cluster")
+
+
+def test_efs_mounts_in_every_private_subnet_behind_an_nfs_group() -> None:
+    manifests = eks.resources(_cluster())
+    targets = [_for(m) for m in manifests.values() if m["kind"] == "MountTarget"]
+    assert [t["subnetIdRef"]["name"] for t in targets] == [
+        "eks-us-east-subnet-private-us-east-1a",
+        "eks-us-east-subnet-private-us-east-1b",
+    ]
+    ingress = _for(manifests["efs-nfs-ingress"])
+    assert (ingress["fromPort"], ingress["toPort"], ingress["cidrIpv4"]) == (
+        2049,
+        2049,
+        eks.VPC_CIDR,
+    )
+    assert _for(manifests["efs"])["throughputMode"] == "elastic"
+
+
+def test_names_are_valid_and_stable_for_long_names() -> None:
+    name = "x" * 60
+    pool = replace(H200, name="p" * 40, zones=("z" * 64,))
+    first = eks.resources(_cluster(L4, pool, name=name))
+    assert first == eks.resources(_cluster(L4, pool, name=name))
+    names = [m["metadata"]["name"] for m in first.values()]
+    assert max(map(len, names)) <= 63
+    labels = [m["metadata"]["labels"][common.ROLE_LABEL] for m in first.values()]
+    assert max(map(len, labels)) <= 63
+    assert len(set(names)) == len(names)
+
+
+def test_workload_resources_wait_for_the_file_system_id() -> None:
+    kubeconfig = common.kubeconfig_ref("eks-us-east-kubeconfig", "modelplane-system")
+    without = eks.workload_resources(_cluster(), kubeconfig, None)
+    assert sorted(without) == ["kubernetes-provider-config"]
+    assert without["kubernetes-provider-config"]["spec"]["credentials"]["secretRef"] == kubeconfig
+    with_fs = eks.workload_resources(_cluster(), kubeconfig, "fs-123")
+    manifest = with_fs["storage-class"]["spec"]["forProvider"]["manifest"]
+    assert manifest["metadata"]["name"] == "modelplane-rwx-efs"
+    assert manifest["parameters"]["fileSystemId"] == "fs-123"
+    assert with_fs["storage-class"]["spec"]["providerConfigRef"] == {
+        "kind": "ProviderConfig",
+        "name": without["kubernetes-provider-config"]["metadata"]["name"],
+    }
