@@ -18,6 +18,7 @@ from typing import Any
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane.compose import _clouds
 from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, gke
 from modelplane.models.gkecluster import GKECluster
@@ -54,41 +55,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
 def _cluster(xr: dict[str, Any]) -> common.Cluster:
     """Return the plain cluster the composite asks for (defaults filled by the model)."""
     spec = GKECluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    if spec is None:
-        msg = "spec is missing"
-        raise common.ClusterError(msg)
-    credentials = spec.credentials
-    system = spec.system_pool
-    return common.Cluster(
-        name=xr["metadata"]["name"],
-        namespace=xr["metadata"].get("namespace", "default"),
-        region=spec.region,
-        version=spec.version or gke.DEFAULT_VERSION,
-        provider_config=common.ProviderConfig(
-            kind=(credentials and credentials.kind) or "ClusterProviderConfig",
-            name=(credentials and credentials.name) or "default",
-        ),
-        system=common.SystemPool(
-            machine_type=(system and system.machine_type) or "e2-standard-4",
-            node_count=(system and system.node_count) or 1,
-            disk_size_gb=(system and system.disk_size_gb) or 100,
-        ),
-        pools=tuple(_pool(p) for p in xr["spec"]["nodePools"]),
-    )
-
-
-def _pool(raw: dict[str, Any]) -> common.GpuPool:
-    accelerator = raw.get("accelerator") or {}
-    return common.GpuPool(
-        name=raw["name"],
-        machine_type=raw["machineType"],
-        node_count=raw["nodeCount"],
-        min_node_count=raw.get("minNodeCount", raw["nodeCount"]),
-        max_node_count=raw.get("maxNodeCount", raw["nodeCount"]),
-        zones=tuple(raw.get("zones") or ()),
-        disk_size_gb=raw.get("diskSizeGb"),
-        accelerator_type=accelerator.get("type"),
-        accelerator_count=accelerator.get("count", 0),
+    return _clouds.read_cluster(
+        xr, spec, shape="machineType", version=gke.DEFAULT_VERSION, system_shape="e2-standard-4"
     )
 
 
