@@ -92,6 +92,20 @@ def compose(
     desired.ready = _READY[ready]
 
 
+def condition_true(resource: Mapping[str, Any] | None, typ: str) -> bool:
+    """Tell whether an observed resource reports condition ``typ`` True (False if it doesn't exist)."""
+    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
+    return any(
+        isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True"
+        for c in conditions
+    )
+
+
+def is_ready(resource: Mapping[str, Any] | None) -> bool:
+    """Tell whether an observed resource reports ``Ready=True``."""
+    return condition_true(resource, "Ready")
+
+
 def set_status(rsp: fnv1.RunFunctionResponse, status: Mapping[str, Any]) -> None:
     """Merge ``status`` into the desired composite's status."""
     resource.update(rsp.desired.composite, {"status": dict(status)})

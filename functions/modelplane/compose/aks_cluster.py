@@ -11,7 +11,6 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import aks
-from modelplane.domain.clouds.common import is_ready
 from modelplane.models.akscluster import AKSCluster
 
 
@@ -22,5 +21,5 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     name, namespace = xr["metadata"]["name"], xr["metadata"].get("namespace", "default")
     for key, manifest in sorted(aks.resources(name, namespace, xr["spec"]).items()):
         kit.compose(rsp, key, manifest)
-    ready = is_ready(kit.observed(req, aks.CLUSTER_KEY))
+    ready = kit.is_ready(kit.observed(req, aks.CLUSTER_KEY))
     kit.set_status(rsp, aks.status(name, namespace, ready))

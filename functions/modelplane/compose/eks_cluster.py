@@ -35,7 +35,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         return
     auth = kit.observed(req, eks.AUTH_KEY)
     kubeconfig = None
-    if common.is_ready(auth):
+    if kit.is_ready(auth):
         kubeconfig = common.kubeconfig_ref(eks.kubeconfig_secret(cluster), cluster.namespace)
         fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
         manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
@@ -64,7 +64,7 @@ def _conditions(
 ) -> None:
     if has_kubeconfig:
         kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    elif common.is_ready(kit.observed(req, eks.CLUSTER_KEY)):
+    elif kit.is_ready(kit.observed(req, eks.CLUSTER_KEY)):
         kit.set_condition(
             rsp, "KubeconfigReady", False, "WaitingForClusterAuth", "waiting for the ClusterAuth"
         )
@@ -72,7 +72,7 @@ def _conditions(
         kit.set_condition(
             rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the EKS cluster"
         )
-    if common.is_ready(kit.observed(req, eks.STORAGE_CLASS_KEY)):
+    if kit.is_ready(kit.observed(req, eks.STORAGE_CLASS_KEY)):
         kit.set_condition(rsp, "CacheReady", True, "Available", f"StorageClass {eks.STORAGE_CLASS}")
     elif not has_kubeconfig:
         kit.set_condition(rsp, "CacheReady", False, "WaitingForKubeconfig", "no kubeconfig yet")

@@ -39,8 +39,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     for key, manifest in sorted(manifests.items()):
         kit.compose(rsp, key, manifest)
     status: dict[str, Any] = {"cache": {"storageClassName": gke.STORAGE_CLASS}}
-    cluster_ready = common.is_ready(kit.observed(req, gke.CLUSTER_KEY))
-    key_ready = common.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
+    cluster_ready = kit.is_ready(kit.observed(req, gke.CLUSTER_KEY))
+    key_ready = kit.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
     if cluster_ready:
         secret = gke.kubeconfig_secret(cluster)
         status["kubeconfigSecretRef"] = common.kubeconfig_ref(secret, cluster.namespace)

@@ -176,11 +176,6 @@ def _observed_status(req: fnv1.RunFunctionRequest, spec: dict[str, Any]) -> dict
     return status
 
 
-def _ready(resource: dict[str, Any] | None) -> bool:
-    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
 def _conditions(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
@@ -196,7 +191,7 @@ def _conditions(
         kit.set_condition(
             rsp, "ClusterReady", True, "Existing", "reached through its kubeconfig Secret"
         )
-    elif _ready(kit.observed(req, CLOUD_KEY)):
+    elif kit.is_ready(kit.observed(req, CLOUD_KEY)):
         kit.set_condition(rsp, "ClusterReady", True, "Provisioned", f"{source} cluster is ready")
     else:
         kit.set_condition(
@@ -206,7 +201,7 @@ def _conditions(
     address = (((stack or {}).get("status") or {}).get("gateway") or {}).get("address")
     if kubeconfig is None:
         kit.set_condition(rsp, "BackendReady", False, "WaitingForCluster", "no kubeconfig yet")
-    elif _ready(stack) and address:
+    elif kit.is_ready(stack) and address:
         kit.set_condition(rsp, "BackendReady", True, "Installed", f"gateway at {address}")
     else:
         kit.set_condition(rsp, "BackendReady", False, "Installing", "waiting for the serving stack")

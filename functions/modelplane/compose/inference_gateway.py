@@ -136,16 +136,16 @@ def _compose_steps(
 ) -> tuple[str, str] | None:
     """Compose every step whose prerequisites are ready; return what is still awaited."""
     waiting: list[tuple[str, str]] = []
-    crds_ready = _step(req, rsp, CRDS, crds_release(), _release_ready)
+    crds_ready = _step(req, rsp, CRDS, crds_release(), kit.is_ready)
     if not crds_ready:
         waiting.append(("InstallingGatewayAPI", "installing the Gateway API CRDs"))
     traefik_ready = False
     if crds_ready or _exists(req, TRAEFIK):
-        traefik_ready = _step(req, rsp, TRAEFIK, traefik_release(settings), _release_ready)
+        traefik_ready = _step(req, rsp, TRAEFIK, traefik_release(settings), kit.is_ready)
     if not traefik_ready:
         waiting.append(("InstallingTraefik", f"installing Traefik {settings.traefik_version}"))
     if settings.metallb_pool is not None:
-        metallb_ready = _step(req, rsp, METALLB, metallb_release(), _release_ready)
+        metallb_ready = _step(req, rsp, METALLB, metallb_release(), kit.is_ready)
         pool_ready = False
         if metallb_ready or _exists(req, POOL):
             pool_ready = _step(req, rsp, POOL, address_pool(settings.metallb_pool), _exists_ready)
@@ -181,18 +181,9 @@ def _exists_ready(observed: Mapping[str, Any] | None) -> bool:
     return observed is not None
 
 
-def _conditions(observed: Mapping[str, Any] | None) -> dict[str, str]:
-    status = (observed or {}).get("status") or {}
-    return {str(c.get("type")): str(c.get("status")) for c in status.get("conditions") or []}
-
-
-def _release_ready(observed: Mapping[str, Any] | None) -> bool:
-    return _conditions(observed).get("Ready") == "True"
-
-
 def _condition_ready(kind: str) -> Readiness:
     def ready(observed: Mapping[str, Any] | None) -> bool:
-        return _conditions(observed).get(kind) == "True"
+        return kit.condition_true(observed, kind)
 
     return ready
 

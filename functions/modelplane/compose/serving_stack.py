@@ -84,15 +84,7 @@ def _settings(components: Components | None) -> dict[domain.Component, domain.Se
 
 def _observed(req: fnv1.RunFunctionRequest) -> dict[str, bool]:
     """Return whether each observed composed resource is ready, by key."""
-    ready = {}
-    for key in req.observed.resources:
-        conditions = ((kit.observed(req, key) or {}).get("status") or {}).get("conditions") or []
-        ready[key] = any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in conditions
-            if isinstance(c, dict)
-        )
-    return ready
+    return {key: kit.is_ready(kit.observed(req, key)) for key in req.observed.resources}
 
 
 def _report(rsp: fnv1.RunFunctionResponse, progress: domain.Progress, address: str) -> None:

@@ -10,7 +10,6 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import vultr
-from modelplane.domain.clouds.common import is_ready
 from modelplane.models.vultrcluster import VultrCluster
 
 
@@ -23,4 +22,4 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     cluster_id = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("id")
     for key, manifest in sorted(vultr.resources(name, namespace, xr["spec"], cluster_id).items()):
         kit.compose(rsp, key, manifest)
-    kit.set_status(rsp, vultr.status(name, namespace, is_ready(observed)))
+    kit.set_status(rsp, vultr.status(name, namespace, kit.is_ready(observed)))

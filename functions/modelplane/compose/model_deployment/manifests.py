@@ -179,7 +179,6 @@ def observed_ready(req: fnv1.RunFunctionRequest) -> set[str]:
         obj = kit.struct_to_dict(observed.resource)
         if obj.get("kind") != "ModelReplica":
             continue
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+        if kit.is_ready(obj):
             ready.add(str((obj.get("metadata") or {}).get("name", "")))
     return ready

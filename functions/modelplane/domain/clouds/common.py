@@ -186,12 +186,6 @@ def kubeconfig_ref(secret: str, namespace: str, key: str = KUBECONFIG_KEY) -> di
     return {"name": secret, "namespace": namespace, "key": key}
 
 
-def is_ready(resource: Mapping[str, Any] | None) -> bool:
-    """Tell whether an observed resource reports ``Ready=True``."""
-    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
 def at_provider(resource: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return an observed managed resource's ``status.atProvider`` (empty if none)."""
     return dict(((resource or {}).get("status") or {}).get("atProvider") or {})
