@@ -11,6 +11,13 @@ export PATH := $(BIN):$(CURDIR)/$(VENV)/bin:$(PATH)
 EXAMPLE ?= examples/getting-started
 PYTEST_ARGS ?=
 
+# Heavy builds (Go binaries) are cached outside the checkout, keyed by version.
+CACHE_DIR ?= $(HOME)/.cache/modelplane
+export CACHE_DIR
+
+# Each area keeps its own targets in mk/<area>.mk.
+include $(sort $(wildcard mk/*.mk))
+
 .PHONY: help
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -27,7 +34,7 @@ $(INSTALLED): pyproject.toml
 	@touch $@
 
 .PHONY: setup
-setup: $(INSTALLED) tools oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
+setup: $(INSTALLED) tools crossplane oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
 
 $(CRANK): tools/crank/go.mod tools/crank/go.sum
 	@mkdir -p $(BIN)

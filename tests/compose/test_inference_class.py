@@ -24,6 +24,6 @@ def _class(*device_names: str) -> dict[str, object]:
 def test_accepted_and_ready() -> None:
     rsp = server.run(request(_class("nic", "gpu")), registry.COMPOSERS)
     assert conditions(rsp) == {"Accepted": ("True", "Accepted", "publishes gpu, nic")}
-    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
     assert len(rsp.desired.resources) == 0, "a class composes nothing"
     assert [r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []

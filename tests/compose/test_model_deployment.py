@@ -361,7 +361,8 @@ def test_ready_replica_gets_an_endpoint() -> None:
     }
     assert status(rsp) == {"replicas": {"total": 1, "ready": 1}}
     assert conditions(rsp)["ReplicasReady"] == ("True", "AllReplicasReady", "1 of 1 replica ready")
-    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    # Crossplane's own rule decides: Ready once every composed resource is.
+    assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED
 
 
 def test_readiness_from_observed_composed_replicas() -> None:
@@ -596,16 +597,30 @@ def test_drain_moves_the_replica_and_says_so() -> None:
     ]
 
 
-def test_edited_cluster_selector_moves_the_replica() -> None:
+def test_edited_cluster_selector_moves_the_replica_make_before_break() -> None:
     east = inference_cluster("east", labels={"modelplane.ai/region": "us-east"})
     west = inference_cluster("west", labels={"modelplane.ai/region": "us-west"})
     placed = call(model_deployment(selector={"modelplane.ai/region": "us-east"}), [east, west])
     edited = model_deployment(selector={"modelplane.ai/region": "us-west"})
     # Crossplane answers the clusters requirement through the new selector: east is left out.
-    rsp = call(edited, [west], as_fleet(placed, ready=True))
-    assert list(of_kind(rsp, "ModelReplica")) == ["replica-west-0"]
+    # The old replica keeps running until its replacement on west is Ready.
+    moving = call(edited, [west], as_fleet(placed, ready=True))
+    assert sorted(of_kind(moving, "ModelReplica")) == ["replica-east-0", "replica-west-0"]
+    assert (
+        of_kind(moving, "ModelReplica")["replica-east-0"]
+        == (of_kind(placed, "ModelReplica")["replica-east-0"])
+    )
     old = naming.replica_name("qwen-demo", "east", 0)
-    assert events(rsp) == [
+    scheduled = conditions(moving)["ReplicasScheduled"]
+    assert scheduled[:2] == ("False", "Scheduling")
+    assert f"keeping {old} on east" in scheduled[2]
+    assert events(moving) == [
+        f"replica {old} on east must move (its cluster no longer exists or no longer matches "
+        "the clusterSelector); it keeps running until a replacement is Ready"
+    ]
+    done = call(edited, [west], as_fleet(moving, ready=True))
+    assert list(of_kind(done, "ModelReplica")) == ["replica-west-0"]
+    assert events(done) == [
         f"replica {old} leaves east: its cluster no longer exists or no longer matches "
         "the clusterSelector"
     ]
@@ -720,7 +735,7 @@ def test_rendered_by_crank(
     ]
     scheduled = next(c for c in out[0]["status"]["conditions"] if c["type"] == "ReplicasScheduled")
     assert (scheduled["status"], scheduled["reason"]) == ("True", "ReplicasCreated")
-    results = [d.get("message", "") for d in out if d.get("kind") == "Result"]
+    results = [d.get("message", "") for d in out if d.get("kind") == "Event"]
     if event is not None:
         assert any(event in message for message in results), results
 

@@ -9,6 +9,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.dev import render
+from modelplane.domain import routing
 
 from tests.compose import routing_cases
 from tests.requests import conditions, request
@@ -100,7 +101,7 @@ def test_backend_name_is_published_once_the_backend_exists() -> None:
         "BackendReady",
         "Service ml-team/qwen3-8b-7323a routes to http://172.18.0.5:80",
     )
-    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
 
 
 def test_service_only_is_still_pending() -> None:
@@ -133,10 +134,23 @@ def test_an_invalid_url_composes_nothing_and_says_why(url: str, says: str) -> No
     status, reason, message = conditions(rsp)["RoutingReady"]
     assert (status, reason) == ("False", "InvalidURL")
     assert says in message
-    assert f"spec.url {url!r}" in message
+    assert f"spec.url {routing.redact_url(url)!r}" in message
+    assert "key@" not in message, "credentials are never echoed"
     assert len(rsp.desired.resources) == 0
     assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING] == [message]
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_an_invalid_url_keeps_the_backend_an_earlier_url_composed() -> None:
+    first = _desired(_run(endpoint()))
+    observed = {key: {**manifest, "status": {}} for key, manifest in first.items()}
+    xr = endpoint(url="ftp://api.together.xyz/")
+    xr["status"] = {"routing": {"backendName": first["service"]["metadata"]["name"]}}
+    rsp = _run(xr, observed=observed)
+    assert _desired(rsp) == first
+    assert conditions(rsp)["RoutingReady"][:2] == ("False", "InvalidURL")
+    shown = kit.struct_to_dict(rsp.desired.composite.resource)
+    assert shown["status"]["routing"] == xr["status"]["routing"]
 
 
 def test_an_invalid_rewrite_path_composes_nothing_and_says_why() -> None:

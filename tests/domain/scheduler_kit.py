@@ -6,7 +6,7 @@ H200 pool 140Gi plus 16 EFA interfaces, a BYO H100 pool a Synthetic InfiniBand n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from modelplane.domain.dra.device import Attribute, Device
 from modelplane.domain.scheduler import CelSelectors, schedule
@@ -175,9 +175,10 @@ def run(
     fleet_: Fleet,
     *,
     cache: CacheFootprint | None = None,
+    ready: Iterable[str] = (),
 ) -> Placement:
-    """Schedule with the real CEL engine."""
-    return schedule(dep, fleet_, cache=cache, selectors=selectors())
+    """Schedule with the real CEL engine; ``ready`` names the existing replicas that are Ready."""
+    return schedule(dep, fleet_, cache=cache, selectors=selectors(), ready=ready)
 
 
 def where(placement: Placement) -> list[tuple[str, int, tuple[str, ...]]]:

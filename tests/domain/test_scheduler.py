@@ -25,6 +25,7 @@ from modelplane.domain.scheduling.placement import (
     NoPoolFits,
     NoRoom,
     NothingOffered,
+    Overcommitted,
     PoolGone,
     PoolNoLongerFits,
     ScaledDown,
@@ -355,10 +356,6 @@ def _mine(cluster_: str, index: int = 0, pool_: str = "gpu") -> ExistingReplica:
         pytest.param(
             cluster("a", pool("gpu", 1), taints=[EVICTING]), Evicted, id="noexecute-evicts"
         ),
-        pytest.param(cluster("a", pool("other", 1)), PoolGone, id="pool-gone"),
-        pytest.param(
-            cluster("a", pool("gpu", 1, gpu("10Gi"))), PoolNoLongerFits, id="pool-no-longer-fits"
-        ),
         pytest.param(
             cluster("a", pool("gpu", 1), labels_={"modelplane.ai/region": "eu"}),
             None,
@@ -371,15 +368,96 @@ def test_retain(target: object, dropped: type | None) -> None:
     if dropped is None:
         assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("a", 0, False)]
         assert placement.dropped == ()
+        assert placement.moving == ()
     else:
         assert [type(d.reason) for d in placement.dropped] == [dropped]
         assert all(r.new for r in placement.replicas)
 
 
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        pytest.param(cluster("a", pool("other", 1)), PoolGone, id="pool-gone"),
+        pytest.param(
+            cluster("a", pool("gpu", 1, gpu("10Gi"))), PoolNoLongerFits, id="pool-no-longer-fits"
+        ),
+        pytest.param(cluster("b", pool("gpu", 1)), ClusterGone, id="cluster-gone"),
+    ],
+)
+def test_a_replica_that_must_move_keeps_running_while_nothing_replaces_it(
+    target: object, reason: type
+) -> None:
+    # Nothing else fits: the replica stays exactly as it is, and says why it must move.
+    placement = run(wants("40Gi"), fleet(target, replicas=[_mine("a")]), ready=["qwen-a-0"])  # type: ignore[arg-type]
+    assert placement.dropped == ()
+    assert [(m.cluster, m.index, type(m.reason)) for m in placement.moving] == [("a", 0, reason)]
+
+
+def test_make_before_break_keeps_the_old_replica_until_the_new_one_is_ready() -> None:
+    old = _mine("a")
+    clusters = (cluster("a", pool("gpu", 1, gpu("10Gi"))), cluster("b", pool("gpu", 1)))
+    # Pass 1: the pool no longer fits the edited selector; a replacement goes to b.
+    first = run(wants("20Gi"), fleet(*clusters, replicas=[old]), ready=[old.name])
+    assert where(first) == [("b", 0, ("gpu",))]
+    assert [(m.cluster, type(m.reason)) for m in first.moving] == [("a", PoolNoLongerFits)]
+    assert first.dropped == ()
+    # Pass 2: the replacement exists but is not Ready yet: both stay.
+    new = _mine("b")
+    second = run(wants("20Gi"), fleet(*clusters, replicas=[old, new]), ready=[old.name])
+    assert [(r.cluster, r.new) for r in second.replicas] == [("b", False)]
+    assert [m.cluster for m in second.moving] == ["a"]
+    # Pass 3: the replacement is Ready: the old replica goes.
+    third = run(wants("20Gi"), fleet(*clusters, replicas=[old, new]), ready=[old.name, new.name])
+    assert third.moving == ()
+    assert [(d.cluster, type(d.reason)) for d in third.dropped] == [("a", PoolNoLongerFits)]
+
+
+def test_moving_replicas_keep_their_index_from_replacements_on_the_same_cluster() -> None:
+    # The pinned pool no longer fits, another pool of the same cluster does.
+    target = cluster("a", pool("gpu", 1, gpu("10Gi")), pool("big", 1))
+    placement = run(wants("20Gi"), fleet(target, replicas=[_mine("a")]))
+    assert where(placement) == [("a", 1, ("big",))]
+    assert [(m.cluster, m.index) for m in placement.moving] == [("a", 0)]
+
+
+def test_scaling_down_during_a_move_drops_the_moving_replicas() -> None:
+    target = cluster("a", pool("gpu", 1, gpu("10Gi")))
+    placement = run(wants("20Gi", replicas=0), fleet(target, replicas=[_mine("a")]))
+    assert placement.moving == ()
+    assert [type(d.reason) for d in placement.dropped] == [PoolNoLongerFits]
+
+
+def test_grown_copies_that_overcommit_the_pool_move_make_before_break() -> None:
+    member = standalone(request("gpu", 1, memory_at_least("20Gi")))
+    grown = deployment("qwen", 1, engine("qwen", member, copies=2))
+    old = _mine("a")  # charges 1 node of a's 1-node pool
+    clusters = (cluster("a", pool("gpu", 1)), cluster("b", pool("gpu", 2)))
+    placement = run(grown, fleet(*clusters, replicas=[old]), ready=[old.name])
+    assert [(m.cluster, type(m.reason)) for m in placement.moving] == [("a", Overcommitted)]
+    assert where(placement) == [("b", 0, ("gpu",))]
+    # The old replica still charges only what it charged: the pool is not overcommitted.
+    usage = {(u.cluster, u.pool): u.free_after for u in placement.pools}
+    assert usage[("a", "gpu")] == 0
+
+
+def test_grown_copies_with_room_stay_in_place() -> None:
+    member = standalone(request("gpu", 1, memory_at_least("20Gi")))
+    grown = deployment("qwen", 1, engine("qwen", member, copies=2))
+    placement = run(grown, fleet(cluster("a", pool("gpu", 2)), replicas=[_mine("a")]))
+    assert placement.moving == ()
+    assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("a", 0, False)]
+
+
 def test_deleted_cluster_replaced_elsewhere() -> None:
     placement = run(wants("20Gi"), fleet(cluster("b", pool("gpu", 1)), replicas=[_mine("a")]))
-    assert [type(d.reason) for d in placement.dropped] == [ClusterGone]
+    assert [type(m.reason) for m in placement.moving] == [ClusterGone]
     assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("b", 0, True)]
+    ready = run(
+        wants("20Gi"),
+        fleet(cluster("b", pool("gpu", 1)), replicas=[_mine("a"), _mine("b")]),
+        ready=["qwen-b-0"],
+    )
+    assert [type(d.reason) for d in ready.dropped] == [ClusterGone]
 
 
 def test_edited_cluster_selector_moves_replicas() -> None:
@@ -392,7 +470,8 @@ def test_edited_cluster_selector_moves_replicas() -> None:
             replicas=[_mine("east")],
         ),
     )
-    assert [type(d.reason) for d in placement.dropped] == [ClusterDeselected]
+    assert [type(m.reason) for m in placement.moving] == [ClusterDeselected]
+    assert placement.dropped == ()
     assert where(placement) == [("west", 0, ("gpu",))]
 
 

@@ -24,7 +24,7 @@ from modelplane.domain.scheduling.fleet import (
     Pool,
     PoolDevice,
 )
-from modelplane.domain.scheduling.placement import Placement, ScaledDown
+from modelplane.domain.scheduling.placement import MOVE_REASONS, Placement, ScaledDown
 from modelplane.domain.taints import Taint, Toleration, untolerated
 
 from tests.domain.scheduler_kit import (
@@ -185,14 +185,20 @@ def test_retained_replicas_never_move(scenario: tuple[Deployment, Fleet]) -> Non
     placement = run(dep, fleet)
     placed = {(r.cluster, r.index): r for r in placement.replicas}
     dropped = {(d.cluster, d.index) for d in placement.dropped}
+    moving = {(m.cluster, m.index) for m in placement.moving}
     scaled = any(isinstance(d.reason, ScaledDown) for d in placement.dropped)
     by_name = {c.name: c for c in fleet.clusters}
     for replica in fleet.replicas:
         if replica.deployment != dep.name or replica.namespace != dep.namespace:
             continue
         key = (replica.cluster, replica.index)
-        assert key in placed or key in dropped
-        if key not in dropped:
+        assert key in placed or key in dropped or key in moving
+        # Nothing is Ready in these scenarios: a replica that must move goes only when
+        # as many moving replicas as spec.replicas already keep running.
+        reason = next((d.reason for d in placement.dropped if (d.cluster, d.index) == key), None)
+        if isinstance(reason, MOVE_REASONS):
+            assert len(placement.moving) >= max(dep.replicas, 0), f"{key} dropped early"
+        if key in placed:
             assert placed[key].new is False
         # A dropped replica's cluster and index may be taken again by a new replica.
         if not scaled and _may_stay(replica, dep, by_name):

@@ -14,6 +14,7 @@ from modelplane.domain.clouds import aks
 from modelplane.models.akscluster import AKSCluster
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the AKS cluster's managed resources and report its kubeconfig Secret."""
     xr = kit.composite(req)
@@ -23,3 +24,4 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.compose(rsp, key, manifest)
     ready = kit.is_ready(kit.observed(req, aks.CLUSTER_KEY))
     kit.set_status(rsp, aks.status(name, namespace, ready))
+    kit.keep_status(req, rsp, "kubeconfigSecretRef")

@@ -23,6 +23,7 @@ from modelplane.domain.clouds import common, eks
 from modelplane.models.ekscluster import EKSCluster
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the EKS cluster's managed resources and report its kubeconfig Secret."""
     xr = kit.composite(req)
@@ -40,14 +41,15 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
         manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
     for key, manifest in sorted(manifests.items()):
-        # A provider config has no readiness of its own.
-        kit.compose(
-            rsp, key, manifest, ready=True if manifest["kind"] == "ProviderConfig" else None
-        )
+        kit.compose(rsp, key, manifest)
+    # What goes on the cluster waits for the ClusterAuth and the file system; once there,
+    # it stays while either flaps.
+    kit.hold(req, rsp, eks.WORKLOAD_KEYS)
     status: dict[str, Any] = {"cache": {"storageClassName": eks.STORAGE_CLASS}}
     if kubeconfig is not None:
         status["kubeconfigSecretRef"] = kubeconfig
     kit.set_status(rsp, status)
+    kit.keep_status(req, rsp, "kubeconfigSecretRef")
     _conditions(req, rsp, kubeconfig is not None)
 
 

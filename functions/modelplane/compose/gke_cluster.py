@@ -24,6 +24,7 @@ from modelplane.domain.clouds import common, gke
 from modelplane.models.gkecluster import GKECluster
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the GKE cluster's managed resources and report its kubeconfig and identity."""
     xr = kit.composite(req)
@@ -38,6 +39,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         manifests.update(gke.iam_member(cluster, account["email"], account["project"]))
     for key, manifest in sorted(manifests.items()):
         kit.compose(rsp, key, manifest)
+    kit.hold(req, rsp, gke.IAM_KEYS)  # the grant waits for the account; once made, it stays
     status: dict[str, Any] = {"cache": {"storageClassName": gke.STORAGE_CLASS}}
     cluster_ready = kit.is_ready(kit.observed(req, gke.CLUSTER_KEY))
     key_ready = kit.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
@@ -49,6 +51,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         identity = common.kubeconfig_ref(secret, cluster.namespace, gke.IDENTITY_KEY)
         status["identitySecretRef"] = {**identity, "type": "GoogleApplicationCredentials"}
     kit.set_status(rsp, status)
+    kit.keep_status(req, rsp, "kubeconfigSecretRef", "identitySecretRef")
     _conditions(rsp, cluster_ready, key_ready)
 
 

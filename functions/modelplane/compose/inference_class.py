@@ -13,6 +13,7 @@ from modelplane.compose import _kit as kit
 from modelplane.models.inferenceclass import InferenceClass
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Accept the class: condition ``Accepted`` True, composite ready."""
     icl = InferenceClass.model_validate(kit.composite(req))

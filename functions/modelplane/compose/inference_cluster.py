@@ -38,6 +38,7 @@ PROVIDER_CONFIGS = {
 }
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Publish the pools, provision or adopt the cluster, and install the serving stack."""
     kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
@@ -49,7 +50,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     pools = [_pool(p) for p in spec["nodePools"]]
     classes = {c["metadata"]["name"]: c.get("spec", {}) for c in kit.required(req, "classes")}
     status: dict[str, Any] = {}
-    status["gpuPools"], problems = domain.gpu_pools(pools, classes)
+    published, problems = domain.gpu_pools(pools, classes)
+    status["gpuPools"] = _with_flapping_pools(xr, pools, published)
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:
         problems += domain.provisioning_problems(source, pools, classes)
@@ -60,9 +62,34 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         _provider_configs(rsp, name, kubeconfig, spec["cluster"].get("existing", {}))
         status["providerConfigRef"] = {"name": name}
         _serving_stack(rsp, name, source)
+    else:
+        # The kubeconfig is gone for a moment (the cloud cluster flaps): what reaches
+        # the cluster stays, and so does what the fleet reads from this cluster.
+        kit.hold(req, rsp, [*PROVIDER_CONFIGS, STACK_KEY])
     status.update(_observed_status(req, spec))
     kit.set_status(rsp, status)
+    kit.keep_status(req, rsp, "providerConfigRef", "gateway", "cache")
     _conditions(req, rsp, source, kubeconfig, problems)
+
+
+def _with_flapping_pools(
+    xr: dict[str, Any], pools: list[domain.Pool], published: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Keep publishing a pool still in the spec whose class can't be read right now.
+
+    Replicas are pinned to published pools; a class that is missing for a moment (being
+    replaced, say) must not make them move. A pool removed from the spec goes.
+    """
+    fresh = {p["name"] for p in published}
+    shown = (xr.get("status") or {}).get("gpuPools") or []
+    before = {p.get("name"): p for p in shown if isinstance(p, dict)}
+    out = []
+    for pool in pools:
+        if pool.name in fresh:
+            out.append(next(p for p in published if p["name"] == pool.name))
+        elif pool.name in before:
+            out.append(before[pool.name])
+    return out
 
 
 def _pool(raw: dict[str, Any]) -> domain.Pool:
@@ -93,8 +120,7 @@ def _cloud_cluster(
         return {"namespace": SECRETS_NAMESPACE, "name": ref["name"], "key": ref["key"]}
     observed = kit.observed(req, CLOUD_KEY)
     if problems:
-        if observed is not None:  # never drop a running cluster over a bad edit
-            kit.compose(rsp, CLOUD_KEY, _without_status(observed))
+        kit.hold(req, rsp, [CLOUD_KEY])  # never drop a running cluster over a bad edit
     else:
         location = spec["cluster"].get(source.lower(), {})
         manifest = {
@@ -106,12 +132,6 @@ def _cloud_cluster(
         kit.compose(rsp, CLOUD_KEY, manifest)
     ref = ((observed or {}).get("status") or {}).get("kubeconfigSecretRef")
     return dict(ref) if ref and ref.get("name") else None
-
-
-def _without_status(observed: dict[str, Any]) -> dict[str, Any]:
-    meta = observed.get("metadata", {})
-    kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta}
-    return {**{k: v for k, v in observed.items() if k != "status"}, "metadata": kept}
 
 
 def _provider_configs(
@@ -144,7 +164,7 @@ def _provider_configs(
             "metadata": {"name": name},
             "spec": pc_spec,
         }
-        kit.compose(rsp, key, manifest, ready=True)  # a provider config has no readiness of its own
+        kit.compose(rsp, key, manifest)
 
 
 def _serving_stack(rsp: fnv1.RunFunctionResponse, name: str, source: str) -> None:

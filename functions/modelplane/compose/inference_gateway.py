@@ -92,6 +92,7 @@ class Settings:
     metallb_pool: str | None
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the next install steps and report how far the gateway has come."""
     gateway = InferenceGateway.model_validate(kit.composite(req))

@@ -4,8 +4,9 @@ The steps: read the cache; require the InferenceClusters its ``clusterSelector``
 (every cluster when it has none); for each, in name order, stage the cache there (see
 ``modelplane.domain.cache``) and compose its Objects; then publish ``status.clusters``
 (each cluster's phase), ``status.summary.ready`` and the conditions ``ClustersMatched``
-and ``ArtifactReady``. A cluster that leaves the selector is no longer staged to: its
-Objects are not composed, so Crossplane deletes its PVC and Job (not its namespace).
+and ``ArtifactReady``. A cluster that leaves the selector (or is deleted) is no longer
+staged to: its Objects are not composed, so Crossplane deletes its PVC and Job (not its
+namespace). A cluster still matched keeps what is staged on it while it waits.
 
 A cluster that lost its provider config for a moment keeps what it has: the provider
 config its Objects already name is used until the cluster publishes one again.
@@ -29,12 +30,13 @@ MATCHED = "ClustersMatched"
 ARTIFACT = "ArtifactReady"
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Stage the cache on every matched cluster and report where it is Ready."""
     xr = kit.composite(req)
     cache = _cache(xr)
     if isinstance(cache, str):
-        _invalid(rsp, cache)
+        _invalid(req, rsp, cache)
         return
     selector = _selector(xr)
     kit.require(rsp, CLUSTERS, "modelplane.ai/v1alpha1", "InferenceCluster", match_labels=selector)
@@ -51,7 +53,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
             kit.compose(rsp, item.key, item.resource)
         if staging.composed:  # the cache holds every cluster it has put something on
             holding = usage.of_cluster("ModelCache", cache.name, cache.namespace, staging.cluster)
-            kit.compose(rsp, f"{staging.cluster}-usage", holding, ready=True)
+            kit.compose(rsp, _usage_key(staging.cluster), holding)
+        # A cluster still matched keeps what is staged there while it waits (its provider
+        # config or storage class flaps); only a cluster that leaves the selector loses it.
+        kit.hold(req, rsp, _keys_on(staging.cluster))
     kit.set_status(
         rsp,
         {
@@ -84,6 +89,15 @@ def _cache(xr: Mapping[str, Any]) -> domain.Cache | str:
             auth_key=(auth.key if auth and auth.key else domain.TOKEN_KEY),
         ),
     )
+
+
+def _usage_key(cluster: str) -> str:
+    return f"{cluster}-usage"
+
+
+def _keys_on(cluster: str) -> list[str]:
+    """Return the keys of everything the cache may compose on ``cluster``."""
+    return [*(domain.key(cluster, step) for step in domain.Step), _usage_key(cluster)]
 
 
 def _selector(xr: Mapping[str, Any]) -> dict[str, str]:
@@ -173,8 +187,10 @@ def _report(
     kit.set_ready(rsp, not failed and not waiting)
 
 
-def _invalid(rsp: fnv1.RunFunctionResponse, message: str) -> None:
+def _invalid(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str) -> None:
+    """Stage nothing new; what is staged stays, as it is, until the spec is fixed."""
+    kit.hold(req, rsp)
+    kit.keep_status(req, rsp, "clusters", "summary")
     kit.set_condition(rsp, MATCHED, False, "InvalidSpec", message)
-    kit.set_condition(rsp, ARTIFACT, False, "InvalidSpec", message)
-    kit.warn(rsp, message)
+    kit.waiting(rsp, ARTIFACT, "InvalidSpec", message)
     kit.set_ready(rsp, False)

@@ -28,7 +28,8 @@ which the API has no field for and the control plane's RBAC does not grant, so n
 composed. The ModelService sets the Host header to a DNS upstream's name (URLRewrite's
 ``hostname``), since providers behind a CDN route on it.
 
-An invalid ``spec.url`` composes nothing and says what is wrong in ``RoutingReady``.
+An invalid ``spec.url`` composes nothing new and says what is wrong in ``RoutingReady``;
+what an earlier valid URL composed stays as it is until the URL is fixed.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ ENDPOINT_SLICE = "endpointslice"
 MANAGED_BY = "modelplane.ai"
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the endpoint's Service and EndpointSlice, and report whether they exist."""
     raw = kit.composite(req)
@@ -57,10 +59,11 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         upstream = routing.parse_url(url)
         ModelEndpoint.model_validate(raw)
     except routing.InvalidURLError as err:
-        _refuse(rsp, "InvalidURL", f"spec.url {url!r} cannot be routed to: {err}")
+        shown = routing.redact_url(url)
+        _refuse(req, rsp, "InvalidURL", f"spec.url {shown!r} cannot be routed to: {err}")
         return
     except ValidationError as err:
-        _refuse(rsp, "InvalidSpec", _validation_message(err))
+        _refuse(req, rsp, "InvalidSpec", _validation_message(err))
         return
     backend = routing.backend_name(name)
     built = {
@@ -73,9 +76,13 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     _report(rsp, backend, namespace, upstream, ready=all(exists.values()))
 
 
-def _refuse(rsp: fnv1.RunFunctionResponse, reason: str, message: str) -> None:
-    kit.set_condition(rsp, "RoutingReady", False, reason, message)
-    kit.warn(rsp, message)
+def _refuse(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, reason: str, message: str
+) -> None:
+    """Route nowhere new; a backend that already exists stays as it is until the spec is fixed."""
+    if kit.hold(req, rsp):
+        kit.keep_status(req, rsp, "routing")
+    kit.waiting(rsp, "RoutingReady", reason, message)
     kit.set_ready(rsp, False)
 
 

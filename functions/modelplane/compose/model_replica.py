@@ -1,8 +1,9 @@
 """ModelReplica: one serving instance, composed onto its workload cluster.
 
 The steps: read the replica; require its InferenceCluster (for the provider config
-that reaches the cluster, and its gateway) and its ModelCache, if it has one; wait,
-composing nothing, while the cluster or its provider config is missing; plan the
+that reaches the cluster, and its gateway) and its ModelCache, if it has one; wait
+while the cluster or its provider config is missing, composing again, unchanged,
+whatever already runs (never nothing: Crossplane would delete it); plan the
 workload (see ``modelplane.domain.workload``); compose every Object; and judge from the
 Objects' conditions whether the replica is applied (``ModelAccepted``) and serves
 (``ModelReady``). The replica is Ready only when it serves and its route is accepted.
@@ -43,28 +44,29 @@ class Notice:
     message: str
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the replica's workload on its cluster and report how far along it is."""
     xr = kit.composite(req)
     try:
         replica = ModelReplica.model_validate(xr).spec
     except pydantic.ValidationError as err:
-        _hold(rsp, Notice("InvalidSpec", f"the ModelReplica is invalid: {err}"), warn=True)
+        _hold(req, rsp, Notice("InvalidSpec", f"the ModelReplica is invalid: {err}"), warn=True)
         return
     if replica is None:
-        _hold(rsp, Notice("InvalidSpec", "the ModelReplica has no spec"), warn=True)
+        _hold(req, rsp, Notice("InvalidSpec", "the ModelReplica has no spec"), warn=True)
         return
     namespace = str((xr.get("metadata") or {}).get("namespace") or "default")
     _require(rsp, replica, namespace)
     cluster = _cluster(req, replica)
     if isinstance(cluster, Notice):
-        _hold(rsp, cluster)
+        _hold(req, rsp, cluster, warn=bool(req.observed.resources))
         return
     claim, cache_note = _cache(req, replica, cluster.name)
     try:
         composed = workload.plan(_replica(xr, replica, namespace, claim), cluster)
     except workload.SpecError as err:
-        _hold(rsp, Notice("InvalidSpec", str(err)), warn=True)
+        _hold(req, rsp, Notice("InvalidSpec", str(err)), warn=True)
         return
     for item in composed:
         kit.compose(rsp, item.key, item.resource)
@@ -215,9 +217,17 @@ def _report(
     kit.set_ready(rsp, verdict.ready)
 
 
-def _hold(rsp: fnv1.RunFunctionResponse, hold: Notice, *, warn: bool = False) -> None:
-    kit.set_condition(rsp, ACCEPTED, False, hold.reason, hold.message)
-    kit.set_condition(rsp, READY, False, hold.reason, "nothing runs until the replica is accepted")
+def _hold(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, hold: Notice, *, warn: bool = False
+) -> None:
+    """Compose again what already runs, unchanged, and say why nothing is composed anew."""
+    running = kit.hold(req, rsp)
+    kit.waiting(rsp, ACCEPTED, hold.reason, hold.message, event=warn)
+    if running:
+        message = f"{len(running)} objects kept as they are until the replica is accepted"
+        kit.set_condition(rsp, READY, False, hold.reason, message)
+    else:
+        kit.set_condition(
+            rsp, READY, False, hold.reason, "nothing runs until the replica is accepted"
+        )
     kit.set_ready(rsp, False)
-    if warn:
-        kit.warn(rsp, hold.message)

@@ -96,6 +96,7 @@ class Resolved:
     waiting: list[str]
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Require the gateway and endpoints, then compose the HTTPRoute and report."""
     service = ModelService.model_validate(kit.composite(req))
@@ -115,6 +116,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     if gateway_address:
         address = routing.service_address(gateway_address, namespace, name)
         kit.set_status(rsp, {"address": address})
+    kit.keep_status(req, rsp, "address")  # clients hold it; a gateway flap must not take it
     kit.set_ready(rsp, endpoints_ok and routed)
 
 

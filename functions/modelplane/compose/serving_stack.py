@@ -31,14 +31,17 @@ COMPONENTS = "ComponentsReady"
 GATEWAY = "GatewayReady"
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the stack's next steps and report what it waits for."""
     xr = kit.composite(req)
     stack = _stack(xr)
     if isinstance(stack, str):
-        kit.set_condition(rsp, COMPONENTS, False, "InvalidSpec", stack)
-        kit.set_condition(rsp, GATEWAY, False, "InvalidSpec", "nothing is installed")
-        kit.warn(rsp, stack)
+        # What is installed stays installed, as it is, until the spec is fixed.
+        kit.hold(req, rsp)
+        kit.waiting(rsp, COMPONENTS, "InvalidSpec", stack)
+        kit.set_condition(rsp, GATEWAY, False, "InvalidSpec", "nothing new is installed")
+        kit.keep_status(req, rsp, "gateway")
         kit.set_ready(rsp, False)
         return
     steps = domain.plan(stack)
@@ -48,6 +51,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     address = domain.gateway_address(kit.observed(req, domain.GATEWAY_KEY))
     if address:
         kit.set_status(rsp, {"gateway": {"address": address}})
+    kit.keep_status(req, rsp, "gateway")  # a Gateway that flaps keeps its published address
     _report(rsp, progress, address)
 
 

@@ -13,6 +13,7 @@ from modelplane.domain.clouds import vultr
 from modelplane.models.vultrcluster import VultrCluster
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the VKE cluster and its GPU pools and report its kubeconfig Secret."""
     xr = kit.composite(req)
@@ -22,4 +23,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     cluster_id = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("id")
     for key, manifest in sorted(vultr.resources(name, namespace, xr["spec"], cluster_id).items()):
         kit.compose(rsp, key, manifest)
+    # GPU pools wait for the cluster's id; a pool still in the spec stays while it flaps.
+    kit.hold(req, rsp, vultr.pool_keys(xr["spec"]))
     kit.set_status(rsp, vultr.status(name, namespace, kit.is_ready(observed)))
+    kit.keep_status(req, rsp, "kubeconfigSecretRef")

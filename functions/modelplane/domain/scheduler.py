@@ -10,6 +10,12 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
    still published and still fits the (possibly edited) device selectors. A degraded
    cluster (not Ready, no gateway address) keeps its replicas; capacity is not
    re-checked, so a healthy replica never moves.
+   An existing replica that must move because of an edit (its cluster no longer
+   matches or is no longer seen, its pool is gone or no longer fits, an added engine
+   finds no pool, or a ``copies`` edit grew it beyond its pool) is not dropped: it
+   keeps running exactly as it is, charging what it charged, while replacements are
+   placed, and goes only once enough of them are Ready (make before break). An
+   untolerated NoExecute taint is the exception the docs state: delete, then reschedule.
 3. **Scale down.** Beyond ``spec.replicas``, drop from the cluster hosting the most
    of this deployment's replicas (ties: the greater cluster name), highest index first.
 4. **Fill.** Place the shortfall one replica at a time on the eligible cluster hosting
@@ -17,7 +23,9 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
    index there. Eligible means Ready, with a gateway address, matching the selector and
    the ModelCache footprint, tolerating every taint, and with a pool for every engine
    that has the free nodes for it.
-5. **Explain.** Every cluster that cannot take one more replica, or was not needed,
+5. **Settle moves.** Of the replicas that must move, keep as many as the Ready
+   replicas fall short of ``spec.replicas`` (the Ready ones first), and drop the rest.
+6. **Explain.** Every cluster that cannot take one more replica, or was not needed,
    gets typed reasons.
 
 Nothing new is placed while a device selector does not compile or the referenced
@@ -55,6 +63,7 @@ from modelplane.domain.scheduling.placement import (
     Evicted,
     Held,
     Hold,
+    MOVE_REASONS,
     InvalidSelector,
     NoGateway,
     NoPoolFits,
@@ -65,6 +74,7 @@ from modelplane.domain.scheduling.placement import (
     NotReady,
     NotSelected,
     OutsideCache,
+    Overcommitted,
     PassedOver,
     PlacedReplica,
     Placement,
@@ -109,6 +119,7 @@ def schedule(
     *,
     cache: CacheFootprint | None = None,
     selectors: Selectors | None = None,
+    ready: Iterable[str] = (),
 ) -> Placement:
     """Place a deployment's replicas on the fleet.
 
@@ -118,6 +129,8 @@ def schedule(
             every ModelReplica of the fleet, of every deployment.
         cache: The referenced ModelCache's footprint; None when there is no reference.
         selectors: The CEL engine (default: the real one).
+        ready: Names of the deployment's existing replicas that report Ready; a move
+            waits for replacements among them.
 
     Returns:
         The placement: same inputs, same placement.
@@ -126,7 +139,7 @@ def schedule(
     hold: Hold | None = invalid_selector(deployment, engine)
     if hold is None and cache is not None and not cache.resolved:
         hold = CacheUnresolved(cache.name)
-    return _Run(deployment, fleet, cache, engine, hold).placement()
+    return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
 
 
 def invalid_selector(deployment: Deployment, selectors: Selectors) -> InvalidSelector | None:
@@ -174,8 +187,10 @@ class _Run:
         cache: CacheFootprint | None,
         selectors: Selectors,
         hold: Hold | None,
+        ready: frozenset[str] = frozenset(),
     ) -> None:
         self.deployment = deployment
+        self.ready = ready
         self.cache = cache
         self.hold = hold
         self.clusters = _by_name(fleet.clusters)
@@ -185,6 +200,10 @@ class _Run:
         self.kept: dict[tuple[str, int], _Kept] = {}
         self.indexes: dict[str, set[int]] = defaultdict(set)
         self.dropped: list[DroppedReplica] = []
+        # Replicas that must move, still running and charging what they charged, and
+        # the indexes they hold so that no replacement takes their name.
+        self.moving: list[tuple[ExistingReplica, DropReason]] = []
+        self.reserved: dict[str, set[int]] = defaultdict(set)
         self._options: dict[str, list[EngineOptions]] = {}
         self._gates: dict[str, tuple[ClusterReason, ...]] = {}
         own, others = self._split(fleet.replicas)
@@ -202,9 +221,11 @@ class _Run:
     def placement(self) -> Placement:
         """Run retain, scale down, fill and explain; return the placement."""
         self._retain()
+        self._relieve_overcommit()
         self._scale_down()
         if self.hold is None:
             self._fill()
+        moving = self._settle_moves()
         passed_over = self._explain()
         after = self.ledger.snapshot()
         pools = tuple(
@@ -219,6 +240,7 @@ class _Run:
             hold=self.hold,
             selected=sum(1 for c in self.clusters.values() if self._not_selected(c) is None),
             pools=pools,
+            moving=moving,
         )
 
     def _split(
@@ -258,7 +280,7 @@ class _Run:
                 charges = [(e.pool, e.nodes) for e in replica.engines]
                 self._add(_Kept(outcome, charges, replica.name))
             else:
-                self._drop(replica, outcome)
+                self._leave(replica, outcome)
         for replica, placed, missing in pending:
             self._complete(replica, placed, missing)
 
@@ -306,11 +328,34 @@ class _Run:
         self._charge_engines(replica.cluster, placed, -1)
         if chosen is None:
             engine = self.deployment.engines[missing[0]].name
-            self._drop(replica, NoPoolForEngine(engine))
+            self._leave(replica, NoPoolForEngine(engine))
             return
         by_name = {e.engine: e for e in [*placed, *(f.placement for f in chosen)]}
         engines = tuple(by_name[e.name] for e in self.deployment.engines)
         self._keep(replica, engines)
+
+    def _relieve_overcommit(self) -> None:
+        """Move retained replicas whose grown footprint overcommits their pool.
+
+        Capacity is not re-checked for a replica whose footprint did not grow, so a
+        healthy replica never moves; one that an edit grew (``copies``) moves,
+        highest cluster and index first, until its pool is no longer overcommitted.
+        """
+        own = {(r.cluster, r.index): r for r in self.own}
+        for key in sorted(self.kept, reverse=True):
+            kept, existing = self.kept[key], own.get(key)
+            if existing is None or kept.replica.engines is None:
+                continue
+            recorded = {e.name: e.nodes for e in existing.engines}
+            for engine in kept.replica.engines:
+                free = self.ledger.free(key[0], engine.pool)
+                if free < 0 and engine.nodes > recorded.get(engine.engine, 0):
+                    self._remove(*key)
+                    reason = Overcommitted(
+                        engine.engine, engine.pool, engine.nodes, free + engine.nodes
+                    )
+                    self._move(existing, reason)
+                    break
 
     def _scale_down(self) -> None:
         wanted = max(self.deployment.replicas, 0)
@@ -346,6 +391,28 @@ class _Run:
             placed = PlacedReplica(name, index, engines, new=True)
             self._add(_Kept(placed, [(e.pool, e.nodes) for e in engines]))
             heapq.heappush(heap, (count + 1, name))
+
+    def _settle_moves(self) -> tuple[DroppedReplica, ...]:
+        """Keep as many moving replicas as the Ready ones fall short of ``spec.replicas``.
+
+        The moving replicas that report Ready are kept first; the others go, and with
+        them what they charge.
+        """
+        wanted = max(self.deployment.replicas, 0)
+        ready = sum(1 for k in self.kept.values() if k.name and k.name in self.ready)
+        keep = max(wanted - ready, 0)
+        order = sorted(
+            self.moving, key=lambda m: (m[0].name not in self.ready, m[0].cluster, m[0].index)
+        )
+        staying: list[DroppedReplica] = []
+        for count, (replica, reason) in enumerate(order):
+            if count < keep:
+                staying.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
+                continue
+            self._charge_recorded(replica, -1)
+            self.reserved[replica.cluster].discard(replica.index)
+            self._drop(replica, reason)
+        return tuple(sorted(staying, key=lambda d: (d.cluster, d.index, d.name)))
 
     def _explain(self) -> tuple[PassedOver, ...]:
         used = {cluster for cluster, _ in self.kept}
@@ -436,7 +503,7 @@ class _Run:
         )
 
     def _lowest_free_index(self, cluster: str) -> int:
-        taken = self.indexes[cluster]
+        taken = self.indexes[cluster] | self.reserved[cluster]
         index = 0
         while index in taken:
             index += 1
@@ -459,6 +526,18 @@ class _Run:
         self._charge(cluster, kept.charges, -1)
         self.indexes[cluster].discard(index)
         return kept
+
+    def _leave(self, replica: ExistingReplica, reason: DropReason) -> None:
+        """An existing replica is no longer placed as it is: move it, or drop it at once."""
+        if isinstance(reason, MOVE_REASONS):
+            self._move(replica, reason)
+        else:
+            self._drop(replica, reason)
+
+    def _move(self, replica: ExistingReplica, reason: DropReason) -> None:
+        self.moving.append((replica, reason))
+        self.reserved[replica.cluster].add(replica.index)
+        self._charge_recorded(replica, 1)
 
     def _drop(self, replica: ExistingReplica, reason: DropReason) -> None:
         self.dropped.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))

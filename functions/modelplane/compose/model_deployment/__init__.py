@@ -43,7 +43,6 @@ from modelplane.compose.model_deployment.fleet import (
 from modelplane.compose.model_deployment.manifests import (
     API_VERSION,
     compose_endpoints,
-    compose_observed,
     compose_replicas,
     observed_ready,
 )
@@ -82,6 +81,7 @@ REPLICAS = "modelreplicas"
 CACHE = "modelcache"
 
 
+@kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose a ModelDeployment's replicas and endpoints, and report on them."""
     with _collector_paused():
@@ -122,7 +122,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     planned = plan(deployment, cache, _required(req, CLUSTERS), _required(req, REPLICAS))
     ready = observed_ready(req) | planned.state.ready
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
-    compose_endpoints(rsp, xr, deployment, composed, planned.state, ready)
+    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready)
     report(rsp, deployment, planned.placement, cache, composed, ready)
 
 
@@ -149,7 +149,9 @@ def plan(
     state = read_fleet(
         (as_struct(c) for c in clusters), (as_struct(r) for r in replicas), deployment
     )
-    placement = scheduler.schedule(deployment, state.fleet, cache=cache.footprint)
+    placement = scheduler.schedule(
+        deployment, state.fleet, cache=cache.footprint, ready=state.ready
+    )
     return Planned(deployment, state, placement, scheduled_condition(deployment, placement, cache))
 
 
@@ -219,7 +221,7 @@ def _hold(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str, *, warn: bool = False
 ) -> None:
     """Keep what is composed, unchanged, and say why nothing is scheduled."""
-    compose_observed(req, rsp)
+    kit.hold(req, rsp)
     kit.set_condition(rsp, "ReplicasScheduled", False if warn else None, "Scheduling", message)
     if warn:
         kit.warn(rsp, message)

@@ -68,13 +68,27 @@ def scheduled_condition(
     if isinstance(hold, CacheUnresolved) and placed < wanted:
         what = "not found" if cache.status == "missing" else "not read yet"
         return False, "Scheduling", f"waiting for ModelCache {hold.cache} ({what}); {keeping}"
-    if placed >= wanted:
+    moving = _moving_text(placement)
+    if placed >= wanted and not moving:
         return True, "ReplicasCreated", f"{placed} of {wanted} {_replicas(wanted)} placed"
     head = f"placed {placed} of {wanted} {_replicas(wanted)}"
+    if placed >= wanted:
+        return False, "Scheduling", cap(f"{head}; {moving}")
+    tail = f"; {moving}" if moving else ""
     if placement.selected == 0:
-        return False, "NoClusters", f"{head}: no InferenceCluster {_selector_text(deployment)}"
+        text = f"{head}: no InferenceCluster {_selector_text(deployment)}{tail}"
+        return False, "NoClusters", cap(text)
+    head += tail
     why = explain.summary(_passed_over(placement), MESSAGE_LIMIT - len(head) - 2)
-    return False, "InsufficientCapacity", f"{head}; {why}"
+    return False, "InsufficientCapacity", cap(f"{head}; {why}")
+
+
+def _moving_text(placement: Placement) -> str:
+    """Say which replicas keep running until their replacements are Ready, and why."""
+    if not placement.moving:
+        return ""
+    moves = [f"{m.name} on {m.cluster} ({explain.drop_reason(m.reason)})" for m in placement.moving]
+    return f"keeping {kit.listed(moves, sep=', ')} running until replacements are Ready"
 
 
 def ready_condition(wanted: int, total: int, ready: int) -> Condition:
@@ -120,6 +134,11 @@ def warnings(
         f"replica {d.name} leaves {d.cluster}: {explain.drop_reason(d.reason)}"
         for d in placement.dropped
         if not isinstance(d.reason, ScaledDown)
+    )
+    events.extend(
+        f"replica {m.name} on {m.cluster} must move ({explain.drop_reason(m.reason)}); "
+        "it keeps running until a replacement is Ready"
+        for m in placement.moving
     )
     return events
 

@@ -71,6 +71,9 @@ CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
 FILE_SYSTEM_KEY = "efs"
 STORAGE_CLASS_KEY = "storage-class"
+PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
+# What :func:`workload_resources` composes: it waits for the kubeconfig (and EFS).
+WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, STORAGE_CLASS_KEY)
 
 Manifests = dict[str, dict[str, Any]]
 
@@ -464,7 +467,7 @@ def workload_resources(
     """
     config = resource_name(cluster.name, "kubernetes")
     out: Manifests = {
-        "kubernetes-provider-config": {
+        PROVIDER_CONFIG_KEY: {
             "apiVersion": KUBERNETES,
             "kind": "ProviderConfig",
             "metadata": {"name": config, "namespace": cluster.namespace},
@@ -472,7 +475,7 @@ def workload_resources(
         },
     }
     if file_system_id:
-        out["storage-class"] = {
+        out[STORAGE_CLASS_KEY] = {
             "apiVersion": KUBERNETES,
             "kind": "Object",
             "metadata": {

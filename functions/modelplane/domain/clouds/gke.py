@@ -58,6 +58,9 @@ IDENTITY_KEY = "private_key"
 CLUSTER_KEY = "cluster"
 ACCOUNT_KEY = "service-account"
 ACCOUNT_KEY_KEY = "service-account-key"
+IAM_KEY = "iam-container-admin"
+# What :func:`iam_member` composes: it waits for GCP to report the account.
+IAM_KEYS = (IAM_KEY,)
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 Manifests = dict[str, dict[str, Any]]
@@ -148,7 +151,7 @@ def iam_member(cluster: Cluster, email: str, project: str) -> Manifests:
         project: The project the service account lives in.
     """
     return {
-        "iam-container-admin": _mr(cluster, CLOUDPLATFORM, "ProjectIAMMember", "iam-container-admin", {
+        IAM_KEY: _mr(cluster, CLOUDPLATFORM, "ProjectIAMMember", IAM_KEY, {
             "member": f"serviceAccount:{email}",
             "project": project,
             "role": CONTAINER_ADMIN,

@@ -107,9 +107,14 @@ def resources(
     """
     out = {CLUSTER_KEY: cluster(name, namespace, spec)}
     if cluster_id:
-        for pool in spec["nodePools"]:
-            out[f"pool-{pool['name']}"] = node_pool(name, namespace, cluster_id, pool, spec)
+        for key, pool in zip(pool_keys(spec), spec["nodePools"], strict=True):
+            out[key] = node_pool(name, namespace, cluster_id, pool, spec)
     return out
+
+
+def pool_keys(spec: Mapping[str, Any]) -> list[str]:
+    """Return the composed-resource keys of the spec's GPU pools, in spec order."""
+    return [f"pool-{pool['name']}" for pool in spec["nodePools"]]
 
 
 def status(name: str, namespace: str, cluster_ready: bool) -> dict[str, Any]:

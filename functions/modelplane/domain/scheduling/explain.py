@@ -27,6 +27,7 @@ from modelplane.domain.scheduling.placement import (
     NoGateway,
     NoPoolFits,
     NoPoolForEngine,
+    Overcommitted,
     NoPools,
     NoRoom,
     NothingOffered,
@@ -176,6 +177,8 @@ def drop_reason(reason: DropReason) -> str:
             return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
         case NoPoolForEngine(engine):
             return f"no pool with room on its cluster fits new engine {engine}"
+        case Overcommitted(engine, pool, needed, free):
+            return f"engine {engine} now needs {needed} nodes of pool {pool}, which has {free} free"
         case ScaledDown():
             return "scaled down"
         case Duplicate(name):

@@ -207,6 +207,16 @@ class NoPoolForEngine:
 
 
 @dataclass(frozen=True)
+class Overcommitted:
+    """An edit grew the replica's footprint beyond what its pool has free."""
+
+    engine: str
+    pool: str
+    needed: int
+    free: int
+
+
+@dataclass(frozen=True)
 class ScaledDown:
     """The deployment wants fewer replicas."""
 
@@ -225,8 +235,22 @@ DropReason = (
     | PoolGone
     | PoolNoLongerFits
     | NoPoolForEngine
+    | Overcommitted
     | ScaledDown
     | Duplicate
+)
+
+# Reasons a replica must move because of an edit (or a cluster the scheduler no longer
+# sees): it keeps running, as it is, until replacements are Ready (make before break).
+# The others take it away at once: the user scaled down, a NoExecute taint evicts it
+# (the docs' rule: delete, then reschedule), or another replica holds its place.
+MOVE_REASONS = (
+    ClusterGone,
+    ClusterDeselected,
+    PoolGone,
+    PoolNoLongerFits,
+    NoPoolForEngine,
+    Overcommitted,
 )
 
 # --- why nothing new was placed ---------------------------------------------------------
@@ -342,6 +366,8 @@ class Placement:
         hold: Why nothing new was placed, if it was held.
         selected: How many clusters match the deployment's ``clusterSelector``.
         pools: Every published pool's free nodes before and after, sorted.
+        moving: Existing replicas that must move but keep running, exactly as they
+            are, until enough replacements are Ready; sorted by cluster then index.
     """
 
     wanted: int
@@ -351,6 +377,7 @@ class Placement:
     hold: Hold | None = None
     selected: int = 0
     pools: tuple[PoolUsage, ...] = ()
+    moving: tuple[DroppedReplica, ...] = ()
 
     @property
     def short(self) -> int:
