@@ -269,8 +269,12 @@ def is_ready(resource: Mapping[str, Any] | None) -> bool:
 
 
 def set_status(rsp: fnv1.RunFunctionResponse, status: Mapping[str, Any]) -> None:
-    """Merge ``status`` into the desired composite's status."""
-    resource.update(rsp.desired.composite, {"status": dict(status)})
+    """Merge ``status`` into the desired composite's status, field by top-level field."""
+    fields = rsp.desired.composite.resource.fields
+    if "status" not in fields:
+        resource.update(rsp.desired.composite, {"status": dict(status)})
+        return
+    fields["status"].struct_value.update(dict(status))
 
 
 def set_ready(rsp: fnv1.RunFunctionResponse, ready: bool | None) -> None:
