@@ -22,19 +22,20 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
+from modelplane.domain import api
 from modelplane.domain import cluster as domain
 from modelplane.models.inferencecluster import InferenceCluster
 
-GROUP = "modelplane.ai/v1alpha1"
-INFRA = "infrastructure.modelplane.ai/v1alpha1"
+GROUP = api.MODELPLANE
+INFRA = api.INFRASTRUCTURE
 SYSTEM_NAMESPACE = "modelplane-system"
 # The namespace an Existing cluster's kubeconfig (and identity) Secret lives in.
 SECRETS_NAMESPACE = "modelplane-system"
 CLOUD_KEY = "cluster"
 STACK_KEY = "serving-stack"
 PROVIDER_CONFIGS = {
-    "provider-config-kubernetes": "kubernetes.m.crossplane.io/v1alpha1",
-    "provider-config-helm": "helm.m.crossplane.io/v1beta1",
+    "provider-config-kubernetes": api.KUBERNETES_OBJECT,
+    "provider-config-helm": api.HELM,
 }
 
 

@@ -43,12 +43,12 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import routing
+from modelplane.domain import api, routing
 from modelplane.models.inferencegateway import InferenceGateway
 
 SINGLETON = "default"
 
-HELM_API = "helm.m.crossplane.io/v1beta1"
+HELM_API = api.HELM
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 METALLB_API = "metallb.io/v1beta1"
 PROVIDER_CONFIG = {"kind": "ClusterProviderConfig", "name": "default"}

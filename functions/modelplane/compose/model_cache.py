@@ -21,8 +21,8 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
+from modelplane.domain import api, usage
 from modelplane.domain import cache as domain
-from modelplane.domain import usage
 from modelplane.models.modelcache import ModelCache
 
 CLUSTERS = "clusters"
@@ -39,7 +39,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         _invalid(req, rsp, cache)
         return
     selector = _selector(xr)
-    kit.require(rsp, CLUSTERS, "modelplane.ai/v1alpha1", "InferenceCluster", match_labels=selector)
+    kit.require(rsp, CLUSTERS, api.MODELPLANE, "InferenceCluster", match_labels=selector)
     if not kit.was_required(req, CLUSTERS):
         return  # Crossplane calls again with the clusters.
     clusters = sorted(

@@ -24,7 +24,7 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import usage, workload
+from modelplane.domain import api, usage, workload
 from modelplane.models.modelreplica import Member as MemberModel
 from modelplane.models.modelreplica import ModelReplica
 from modelplane.models.modelreplica import Spec as ReplicaSpec
@@ -77,12 +77,12 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
 
 def _require(rsp: fnv1.RunFunctionResponse, replica: ReplicaSpec, namespace: str) -> None:
     kit.require(
-        rsp, CLUSTER, "modelplane.ai/v1alpha1", "InferenceCluster",
+        rsp, CLUSTER, api.MODELPLANE, "InferenceCluster",
         match_name=replica.cluster_name,
     )  # fmt: skip
     if replica.model_cache_ref:
         kit.require(
-            rsp, CACHE, "modelplane.ai/v1alpha1", "ModelCache",
+            rsp, CACHE, api.MODELPLANE, "ModelCache",
             match_name=replica.model_cache_ref.name, namespace=namespace,
         )  # fmt: skip
 
@@ -148,7 +148,7 @@ def _replica(
             for engine in replica.engines
         ),
         serving_mode=workload.ServingMode(serving.mode if serving and serving.mode else "Unified"),
-        deployment=labels.get("modelplane.ai/deployment"),
+        deployment=labels.get(api.DEPLOYMENT_LABEL),
         cache_claim=claim,
     )
 

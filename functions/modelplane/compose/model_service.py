@@ -47,11 +47,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import ValidationError
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import routing
+from modelplane.domain import api, routing
 from modelplane.models.modelendpoint import ModelEndpoint
 from modelplane.models.modelservice import ModelService
 
-API_VERSION = "modelplane.ai/v1alpha1"
+API_VERSION = api.MODELPLANE
 GATEWAY = "gateway"
 GATEWAY_XR_NAME = "default"
 ROUTE = "httproute"

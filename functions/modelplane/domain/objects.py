@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+from modelplane.domain import api
+
+API_VERSION = api.KUBERNETES_OBJECT
 KIND = "Object"
 
 KEEP = ("Observe", "Create", "Update", "LateInitialize")

@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from modelplane.domain import objects
+from modelplane.domain import api, objects
 from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names
 
-HELM_API = "helm.m.crossplane.io/v1beta1"
+HELM_API = api.HELM
 EXTERNAL_NAME = "crossplane.io/external-name"
 """provider-helm names the Helm release on the cluster after this annotation."""
 SYSTEM_NAMESPACE = GATEWAY_NAMESPACE

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.domain import api
 from modelplane.domain.workload import names
 
-API_VERSION = "protection.crossplane.io/v1beta1"
-GROUP_VERSION = "modelplane.ai/v1alpha1"
+API_VERSION = api.USAGE
+GROUP_VERSION = api.MODELPLANE
 
 
 def name(user: str, cluster: str) -> str:

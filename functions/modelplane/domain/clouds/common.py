@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.domain import api
+
 MAX_NAME = 63
 HASH_LENGTH = 5
-POOL_LABEL = "modelplane.ai/pool"
+POOL_LABEL = api.POOL_LABEL
 GPU_TAINT = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 """Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""

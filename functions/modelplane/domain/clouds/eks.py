@@ -28,6 +28,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.domain import api
 from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
@@ -47,7 +48,7 @@ EC2 = "ec2.aws.m.upbound.io/v1beta1"
 IAM = "iam.aws.m.upbound.io/v1beta1"
 EKS = "eks.aws.m.upbound.io/v1beta1"
 EFS = "efs.aws.m.upbound.io/v1beta1"
-KUBERNETES = "kubernetes.m.crossplane.io/v1alpha1"
+KUBERNETES = api.KUBERNETES_OBJECT
 
 DEFAULT_VERSION = "1.35"
 """The default Kubernetes minor: DRA, which GPU claims need, is on by default from 1.34."""

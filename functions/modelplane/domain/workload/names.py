@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from modelplane.domain import api
 from modelplane.domain.workload.spec import Engine, Replica, Role
 
 MAX_NAME = 63
@@ -18,13 +19,13 @@ MAX_WORKLOAD_NAME = 40
 ``controller-revision-hash`` labels (``<name>-<group>-<hash>``), which must stay
 within 63 characters; 40 leaves room for the suffixes."""
 
-LABEL_DEPLOYMENT = "modelplane.ai/deployment"
+LABEL_DEPLOYMENT = api.DEPLOYMENT_LABEL
 LABEL_REPLICA = "modelplane.ai/replica"
 LABEL_ENGINE = "modelplane.ai/engine"
 LABEL_SERVING = "modelplane.ai/serving"
 """On the pods that serve the API (Standalone and Leader pods): what Services,
 InferencePools and PodMonitors select."""
-LABEL_POOL = "modelplane.ai/pool"
+LABEL_POOL = api.POOL_LABEL
 LABEL_ROLE = "llm-d.ai/role"
 """llm-d's endpoint picker tells prefill pods from decode pods by this label."""
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"

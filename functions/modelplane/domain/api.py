@@ -1,0 +1,26 @@
+"""API versions and label keys, defined once: what our objects are and how they're found.
+
+Every module names these constants instead of spelling the strings, so an API version
+bump or a label rename is one edit.
+"""
+
+from __future__ import annotations
+
+# Our composites.
+MODELPLANE = "modelplane.ai/v1alpha1"
+INFRASTRUCTURE = "infrastructure.modelplane.ai/v1alpha1"
+
+# What we compose through the providers.
+KUBERNETES_OBJECT = "kubernetes.m.crossplane.io/v1alpha1"
+"""provider-kubernetes' namespaced Object (and its ProviderConfigs)."""
+HELM = "helm.m.crossplane.io/v1beta1"
+"""provider-helm's namespaced Release (and its ProviderConfigs)."""
+USAGE = "protection.crossplane.io/v1beta1"
+
+# Labels a ModelDeployment puts on its ModelReplicas and ModelEndpoints; the fleet is
+# read, and a ModelService selects, by them.
+DEPLOYMENT_LABEL = "modelplane.ai/deployment"
+CLUSTER_LABEL = "modelplane.ai/cluster"
+INDEX_LABEL = "modelplane.ai/replica-index"
+POOL_LABEL = "modelplane.ai/pool"
+"""On every GPU node of a pool, and in every pod's nodeSelector pinning it there."""
