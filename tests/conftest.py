@@ -1,26 +1,46 @@
-"""Shared fixtures: request builders, and the function servers crank renders against."""
+"""Shared fixtures: request builders, and the function server the render engine calls."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from modelplane import registry
-from modelplane.dev import render
+from modelplane.dev import engine, render
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip tests that need the Crossplane CLI when `make tools` has not built it."""
-    if render.CRANK.exists():
-        return
-    skip = pytest.mark.skip(reason="bin/crank is missing: run `make tools`")
+    """Skip tests whose Go binaries are not built.
+
+    ``crank``: the Crossplane CLI (``crank beta validate``), built by ``make tools``.
+    ``crossplane``: Crossplane core, whose ``internal render`` renders composites, built by
+    ``make crossplane``.
+    """
+    missing = {
+        "crank": None if render.CRANK.exists() else "bin/crank is missing: run `make tools`",
+        "crossplane": _crossplane_missing(),
+    }
     for item in items:
-        if "crank" in item.keywords:
-            item.add_marker(skip)
+        for marker, reason in missing.items():
+            if reason and marker in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _crossplane_missing() -> str | None:
+    try:
+        engine.find_crossplane()
+    except engine.EngineError as err:
+        return str(err)
+    return None
 
 
 @pytest.fixture(scope="session")
 def functions() -> Iterator[render.Functions]:
-    """Every Modelplane function, served once for the whole session (one process)."""
-    with render.serve(registry.COMPOSERS, shared=True) as running:
+    """Every Modelplane function, served once for the whole session (one process).
+
+    Tests that take it render through the engine: without ``bin/crossplane`` they skip.
+    """
+    reason = _crossplane_missing()
+    if reason:
+        pytest.skip(reason)
+    with render.serve() as running:
         yield running

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
+import pydantic
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import json_format
 from modelplane import registry, server
 from modelplane.compose._kit import Compose
+from modelplane.domain import naming
 
 from tests.requests import as_dict, request
 
@@ -63,7 +66,19 @@ CASES = [
         "an exception inside a function becomes a fatal result",
         CLASS,
         {"InferenceClass": _explode},
-        "internal error composing InferenceClass l4: 'boom'",
+        "internal error while composing InferenceClass l4; nothing was changed",
+    ),
+    Case(
+        "a composite without a kind is named as such",
+        {"metadata": {"name": "l4"}},
+        registry.COMPOSERS,
+        "this function does not compose an unnamed kind",
+    ),
+    Case(
+        "a kind of the wrong type reads as no kind",
+        {**CLASS, "kind": 7},
+        registry.COMPOSERS,
+        "this function does not compose an unnamed kind",
     ),
 ]
 
@@ -100,9 +115,173 @@ def test_same_request_same_bytes() -> None:
     assert as_dict(server.run(req, registry.COMPOSERS))["meta"]["tag"] == "test"
 
 
+def _fatal(rsp: fnv1.RunFunctionResponse) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+
+
+# What a message must never show: Python's own words for what went wrong.
+PYTHON_TEXT = ("Traceback", "Error", "NoneType", "object has no attribute", "'boom'", "boom")
+
+
+def _no_python(message: str) -> None:
+    shown = [t for t in PYTHON_TEXT if t in message]
+    assert not shown, f"the message shows {shown}: {message!r}"
+
+
 def test_malformed_spec_is_fatal_with_the_bad_field() -> None:
     bad = {**CLASS, "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "count": -1}]}}
     rsp = server.run(request(bad), registry.COMPOSERS)
-    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    fatal = _fatal(rsp)
     assert len(fatal) == 1
-    assert fatal[0].startswith("invalid InferenceClass l4: spec.devices.0.count:"), fatal[0]
+    assert fatal[0].startswith("invalid InferenceClass l4: spec.devices[0].count:"), fatal[0]
+
+
+class _Member(pydantic.BaseModel):
+    role: Literal["Standalone", "Leader", "Worker"]
+
+
+class _Engine(pydantic.BaseModel):
+    members: list[_Member]
+
+
+class _Spec(pydantic.BaseModel):
+    engines: list[_Engine]
+
+
+class ModelDeployment(pydantic.BaseModel):
+    spec: _Spec
+
+
+class InferenceCluster(pydantic.BaseModel):
+    nodes: int
+
+
+BAD_ROLE = {"spec": {"engines": [{"members": [{"role": "Standalone"}, {"role": "Boss"}]}]}}
+NAMESPACED = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelDeployment",
+    "metadata": {"name": "qwen", "namespace": "ml-team"},
+}
+
+
+def _validating(model: type[pydantic.BaseModel], data: dict[str, Any]) -> Compose:
+    def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del req, rsp
+        model.model_validate(data)
+
+    return compose
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "want"),
+    [
+        pytest.param(
+            ModelDeployment,
+            BAD_ROLE,
+            "invalid ModelDeployment ml-team/qwen: spec.engines[0].members[1].role: Input should be",
+            id="the-composite",
+        ),
+        pytest.param(
+            InferenceCluster,
+            {"nodes": "many"},
+            "invalid InferenceCluster required by ModelDeployment ml-team/qwen: nodes: Input should",
+            id="a-required-object",
+        ),
+    ],
+)
+def test_validation_errors_name_the_object_and_each_field(
+    model: type[pydantic.BaseModel], data: dict[str, Any], want: str
+) -> None:
+    rsp = server.run(request(NAMESPACED), {"ModelDeployment": _validating(model, data)})
+    (fatal,) = _fatal(rsp)
+    assert fatal.startswith(want), fatal
+
+
+def test_many_validation_errors_are_counted() -> None:
+    members = [{"role": "Boss"} for _ in range(8)]
+    data = {"spec": {"engines": [{"members": members}]}}
+    rsp = server.run(request(NAMESPACED), {"ModelDeployment": _validating(ModelDeployment, data)})
+    (fatal,) = _fatal(rsp)
+    assert fatal.count("role:") == 5
+    assert fatal.endswith("(and 3 more)"), fatal
+
+
+def test_an_internal_error_names_the_composite_and_where_not_the_exception() -> None:
+    def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del req, rsp
+        naming.replica_name(cast("str", None), "c", 0)  # a bug: None has no [:57]
+
+    rsp = server.run(request(NAMESPACED), {"ModelDeployment": compose})
+    (fatal,) = _fatal(rsp)
+    assert fatal.startswith(
+        "internal error while composing ModelDeployment ml-team/qwen "
+        "(in modelplane.domain.naming.replica_name); nothing was changed"
+    ), fatal
+    _no_python(fatal)
+    assert len(rsp.desired.resources) == 0
+
+
+def test_an_internal_error_is_logged_with_its_traceback() -> None:
+    logged: list[tuple[str, dict[str, Any]]] = []
+
+    class Log:
+        def bind(self, **_: Any) -> Log:
+            return self
+
+        def error(self, event: str, **fields: Any) -> None:
+            logged.append((event, fields))
+
+        def debug(self, event: str, **fields: Any) -> None:
+            del event, fields
+
+    server.run(request(CLASS), {"InferenceClass": _explode}, Log())
+    ((event, fields),) = logged
+    assert event == "compose failed"
+    assert "KeyError: 'boom'" in fields["traceback"]
+
+
+def test_a_request_too_deep_to_read_is_fatal_and_says_so() -> None:
+    def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del rsp
+        json_format.MessageToDict(req.observed.composite.resource)
+
+    req = request(NAMESPACED)
+    deep = req.observed.composite.resource.fields["spec"].struct_value
+    for _ in range(2_000):
+        deep = deep.fields["a"].struct_value
+    rsp = server.run(req, {"ModelDeployment": compose})
+    (fatal,) = _fatal(rsp)
+    assert fatal.startswith(
+        "cannot compose ModelDeployment ml-team/qwen: the request nests too deeply to read"
+    ), fatal
+
+
+@pytest.mark.parametrize(
+    ("xr", "want"),
+    [
+        pytest.param(NAMESPACED, ("ModelDeployment", "ml-team/qwen"), id="namespaced"),
+        pytest.param(CLASS, ("InferenceClass", "l4"), id="cluster-scoped"),
+        pytest.param({"kind": "X", "metadata": ["a"]}, ("X", "(unnamed)"), id="metadata-a-list"),
+        pytest.param(
+            {"kind": "X", "metadata": {"name": 3}}, ("X", "(unnamed)"), id="name-a-number"
+        ),
+        pytest.param({"kind": ["X"]}, ("", "(unnamed)"), id="kind-a-list"),
+        pytest.param({}, ("", "(unnamed)"), id="empty"),
+    ],
+)
+def test_identify_reads_any_shape(xr: dict[str, Any], want: tuple[str, str]) -> None:
+    assert server.identify(request(xr).observed.composite.resource) == want
+
+
+@pytest.mark.parametrize(
+    ("loc", "want"),
+    [
+        pytest.param(
+            ("spec", "engines", 0, "members", 1, "role"), "spec.engines[0].members[1].role"
+        ),
+        pytest.param((0, "name"), "[0].name"),
+        pytest.param((), "(the object)"),
+    ],
+)
+def test_field_path(loc: tuple[int | str, ...], want: str) -> None:
+    assert server.field_path(loc) == want

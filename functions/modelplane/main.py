@@ -1,23 +1,58 @@
 """The ``modelplane-function`` command: serve one or more Modelplane composition functions.
 
 The flags follow the Crossplane function template so operators find what they expect.
-A startup failure (bad flag, unknown function, unreadable certificates) exits non-zero.
+The server is the SDK's (``crossplane.function.runtime.serve``: the v1 and v1beta1
+FunctionRunner services and reflection, SIGTERM stops it gracefully) with two changes:
+it decodes requests as deeply nested as Kubernetes objects can be, from a thread with
+the stack that takes, and it refuses an address another process already listens on.
+
+A startup failure (bad flag, unknown function, missing or unreadable certificates, an
+address that cannot be bound) is one line on stderr and a non-zero exit.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import ssl
 import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 import click
+import grpc
 from crossplane.function import logging, runtime
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from grpc_reflection.v1alpha import reflection
 
-from modelplane import registry
+from modelplane import registry, server
 from modelplane.server import FunctionRunner
 
 # Fleet-scale requests (every InferenceCluster and ModelReplica of the fleet) run to
 # tens of MiB; gRPC's default 4 MiB would reject them. Crossplane itself sends up to
 # what the function accepts, so the function sets the ceiling.
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+SERVER_STACK_BYTES = 64 * 1024 * 1024
+"""The serving thread's stack. Decoding the deepest request protobuf allows takes some
+16 MiB (:func:`modelplane.server.allow_deep_messages`); a process's main thread often has
+8. It is address space: only what a request uses is ever touched."""
+
+CERT_FILES = ("tls.crt", "tls.key", "ca.crt")
+SHUTDOWN_GRACE_SECONDS = runtime.SHUTDOWN_GRACE_PERIOD_SECONDS
+_JOIN_POLL_SECONDS = 0.5
+_PORTED = re.compile(r"(?:dns:(?:///)?|ipv4:|ipv6:)?(?:\[[^\]]*\]|[^:\[\]]*):(\d+)")
+
+
+class StartupError(Exception):
+    """The server cannot start; the message says why in one line."""
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,18 +99,22 @@ def cli(
     if not insecure and not tls_certs_dir:
         msg = "give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or --insecure"
         raise click.UsageError(msg)
-    creds = None if insecure else runtime.load_credentials(tls_certs_dir or "")
     options = [
         ("grpc.max_receive_message_length", max_message_size),
         ("grpc.max_send_message_length", max_message_size),
     ]
     try:
-        runtime.serve(
-            FunctionRunner(composers), address, creds=creds, insecure=insecure, options=options
-        )
-    except Exception as exc:
-        click.echo(f"modelplane-function: cannot serve on {address}: {exc}", err=True)
-        sys.exit(1)
+        creds = None if insecure else load_credentials(tls_certs_dir or "")
+        serve(FunctionRunner(composers), address, creds=creds, options=options)
+    except StartupError as exc:
+        _die(str(exc))
+    except Exception as exc:  # anything else still ends in one line, not a traceback
+        _die(f"cannot serve on {address}: {_one_line(str(exc)) or type(exc).__name__}")
+
+
+def _die(message: str) -> None:
+    click.echo(f"modelplane-function: {message}", err=True)
+    sys.exit(1)
 
 
 def select(functions: tuple[str, ...]) -> dict[str, registry.Compose]:
@@ -95,3 +134,215 @@ def select(functions: tuple[str, ...]) -> dict[str, registry.Compose]:
             raise click.BadParameter(msg, param_hint="FUNCTIONS")
         chosen[kind] = registry.COMPOSERS[kind]
     return chosen
+
+
+# --- credentials ----------------------------------------------------------------------------
+
+
+def load_credentials(tls_certs_dir: str) -> grpc.ServerCredentials:
+    """Load mTLS server credentials (``tls.crt``, ``tls.key``, ``ca.crt``) from a directory.
+
+    Raises:
+        StartupError: the directory or a file is missing, unreadable or not PEM.
+    """
+    folder = Path(tls_certs_dir)
+    where = f"--tls-certs-dir {tls_certs_dir}"
+    if not folder.is_dir():
+        problem = "is not a directory" if folder.exists() else "does not exist"
+        msg = f"{where} {problem}"
+        raise StartupError(msg)
+    missing = [name for name in CERT_FILES if not (folder / name).is_file()]
+    if missing:
+        needed = ", ".join(CERT_FILES)
+        msg = f"{where} lacks {', '.join(missing)}: it must hold {needed}"
+        raise StartupError(msg)
+    try:
+        crt, key, ca = ((folder / name).read_bytes() for name in CERT_FILES)
+    except OSError as exc:
+        msg = f"{where}: cannot read {Path(str(exc.filename)).name}: {exc.strerror}"
+        raise StartupError(msg) from exc
+    _check_pem(folder, where)
+    return grpc.ssl_server_credentials([(key, crt)], root_certificates=ca, require_client_auth=True)
+
+
+def _check_pem(folder: Path, where: str) -> None:
+    """Refuse what gRPC would refuse later with a misleading "failed to bind"."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(folder / "tls.crt", folder / "tls.key", password=b"")
+    except ssl.SSLError as exc:
+        msg = (
+            f"{where}: tls.crt and tls.key are not a PEM certificate and its unencrypted key "
+            f"({exc.reason or 'unreadable'})"
+        )
+        raise StartupError(msg) from exc
+    try:
+        context.load_verify_locations(cafile=folder / "ca.crt")
+    except ssl.SSLError as exc:
+        msg = f"{where}: ca.crt is not a PEM CA certificate ({exc.reason or 'unreadable'})"
+        raise StartupError(msg) from exc
+
+
+# --- serving --------------------------------------------------------------------------------
+
+
+def serve(
+    runner: grpcv1.FunctionRunnerServiceServicer,
+    address: str,
+    *,
+    creds: grpc.ServerCredentials | None,
+    options: Sequence[tuple[str, Any]] = (),
+) -> None:
+    """Serve ``runner`` on ``address`` until SIGTERM or SIGINT, then stop gracefully.
+
+    Without ``creds`` the server is insecure. It runs on its own thread, with a stack
+    large enough for the deepest request (:data:`SERVER_STACK_BYTES`); this thread
+    waits for it and turns the signals into a graceful stop.
+
+    Raises:
+        StartupError: the address cannot be bound or the credentials are refused.
+    """
+    _check_port(address)
+    server.allow_deep_messages()
+    stopper = _Stopper()
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(_serve(runner, address, creds, [*options], stopper))
+        except BaseException as exc:  # handed to the waiting thread
+            failures.append(exc)
+
+    handlers = {sig: signal.signal(sig, stopper.request) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        thread = _start_thread(run, SERVER_STACK_BYTES)
+        while thread.is_alive():
+            thread.join(_JOIN_POLL_SECONDS)
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if failures:
+        raise failures[0]
+
+
+async def _serve(
+    runner: grpcv1.FunctionRunnerServiceServicer,
+    address: str,
+    creds: grpc.ServerCredentials | None,
+    options: list[tuple[str, Any]],
+    stopper: _Stopper,
+) -> None:
+    # gRPC shares a port between processes by default (SO_REUSEPORT): a second server
+    # on a busy port would start and silently take half its traffic.
+    grpc_server = grpc.aio.server(options=[*options, ("grpc.so_reuseport", 0)])
+    add_v1: Any = grpcv1.add_FunctionRunnerServiceServicer_to_server
+    add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
+    add_v1(runner, grpc_server)
+    add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
+    reflection.enable_server_reflection(runtime.SERVICE_NAMES, grpc_server)
+    _bind(grpc_server, address, creds)
+    stop = asyncio.Event()
+    await grpc_server.start()
+    try:
+        stopper.attach(asyncio.get_running_loop(), stop)
+        await stop.wait()
+    finally:
+        await grpc_server.stop(grace=SHUTDOWN_GRACE_SECONDS)
+
+
+def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None) -> None:
+    """Add the listening port; gRPC's own complaint (on stderr) becomes our one line."""
+    with _stderr_captured() as captured:
+        try:
+            if creds is None:
+                port = grpc_server.add_insecure_port(address)
+            else:
+                port = grpc_server.add_secure_port(address, creds)
+        except RuntimeError:
+            port = 0
+    if port == 0:
+        msg = f"cannot serve on {address}: {_grpc_reason(captured()) or 'gRPC could not bind it'}"
+        raise StartupError(msg)
+    if said := captured():
+        sys.stderr.write(said)
+
+
+def _check_port(address: str) -> None:
+    """Refuse a port past 65535, which gRPC would silently wrap around."""
+    ported = _PORTED.fullmatch(address)
+    port = ported.group(1) if ported is not None else ""
+    if len(port) > len("65535") or (port and int(port) > 65535):
+        msg = f"cannot serve on {address}: port {port} is not from 0 to 65535"
+        raise StartupError(msg)
+
+
+def _grpc_reason(logged: str) -> str:
+    """The gist of what gRPC logged about a failed port: its last error, one line."""
+    errors = [line.split("] ", 1)[-1] for line in logged.splitlines() if line.startswith("E")]
+    if not errors:
+        return ""
+    text = errors[-1].removeprefix("Failed to add port to server: ")
+    bind = re.search(r"Error in bind for address '[^']*': ([^)]*)\)", text)
+    if bind:
+        return bind.group(1)
+    if text.startswith("Unable to create secure server"):
+        return "; ".join(e.rstrip(".") for e in errors[:-1]) or text
+    return _one_line(text)
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Callable[[], str]]:
+    """Collect what is written to file descriptor 2 (gRPC's C core logs there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        text: list[str] = []
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lambda: "".join(text)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text.append(sink.read().decode(errors="replace"))
+
+
+def _start_thread(target: Callable[[], None], stack_bytes: int) -> threading.Thread:
+    """Start a thread with a stack of ``stack_bytes`` (the platform's default if refused)."""
+    thread = threading.Thread(target=target, name="modelplane-function", daemon=True)
+    previous = threading.stack_size()
+    with contextlib.suppress(ValueError, RuntimeError):  # the platform sets stacks itself
+        threading.stack_size(stack_bytes)
+    try:
+        thread.start()  # the stack size applies to threads started from now on
+    finally:
+        threading.stack_size(previous)
+    return thread
+
+
+class _Stopper:
+    """Carries a stop request from a signal handler to the serving thread's event loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wanted = False
+        self._target: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+
+    def attach(self, loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+        """Stop this event when asked (at once if asked already)."""
+        with self._lock:
+            self._target = (loop, stop)
+            if self._wanted:
+                stop.set()
+
+    def request(self, *_: object) -> None:
+        """Ask the server to stop; a signal handler (it takes the signal's arguments)."""
+        with self._lock:
+            self._wanted = True
+            if self._target is not None:
+                loop, stop = self._target
+                loop.call_soon_threadsafe(stop.set)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

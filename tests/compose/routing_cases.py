@@ -1,4 +1,4 @@
-"""The routing render cases of examples/routing/: load one and render it with crank."""
+"""The routing render cases of examples/routing/: load one and render it with the engine."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def case(name: str) -> Case:
 
 @dataclass(frozen=True)
 class Rendered:
-    """What crank printed for one composite."""
+    """What the render engine returned for one composite."""
 
     composite: Doc
     composed: list[Doc]
@@ -79,8 +79,8 @@ def render_case(
         required=chosen.required(),
         observed=chosen.observed(xr) if observed else (),
     )
-    results = [d for d in out[1:] if d.get("kind") == "Result"]
-    composed = [d for d in out[1:] if d.get("kind") != "Result"]
+    results = [d for d in out[1:] if d.get("kind") == "Event"]
+    composed = [d for d in out[1:] if d.get("kind") != "Event"]
     return Rendered(out[0], composed, results)
 
 

@@ -99,7 +99,7 @@ def _composed_cloud_xr(functions: render.Functions, path: Path, kind: str) -> di
 def test_getting_started_aks_cluster_renders(functions: render.Functions) -> None:
     xr = _composed_cloud_xr(functions, PLATFORM, "AKSCluster")
     out = render.render(xr, functions)
-    kinds = sorted(d["kind"] for d in out[1:] if d.get("kind") != "Result")
+    kinds = sorted(d["kind"] for d in out[1:] if d.get("kind") != "Event")
     assert kinds == [
         "KubernetesCluster",
         "KubernetesClusterNodePool",

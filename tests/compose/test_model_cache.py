@@ -1,8 +1,9 @@
 """ModelCache: stage to every matched cluster, step by step, and report per cluster.
 
-The in-process tests build requests the way Crossplane sends them; the ``crank`` tests
-render the docs' ModelCaches with the real Crossplane CLI against the fleets under
-``examples/caches/`` and validate the composed Objects against their real schemas.
+The in-process tests build requests the way Crossplane sends them; the rendering tests
+render the docs' ModelCaches with Crossplane's reconciler (``bin/crossplane``) against
+the fleets under ``examples/caches/`` and validate the composed Objects against their
+real schemas.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def test_staging_goes_step_by_step_until_ready() -> None:
     assert _phases(rsp) == {"eks-us": "Ready"}
     assert _status(rsp)["summary"] == {"ready": "1/1"}
     assert conditions(rsp)["ArtifactReady"][:2] == ("True", "Staged")
-    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
 
 
 def test_vultr_fails_with_the_reason_and_gets_no_pvc() -> None:
@@ -225,7 +226,7 @@ def test_same_request_same_response_whatever_the_cluster_order() -> None:
     assert list(_phases(_run(clusters=shuffled))) == ["aks-eu", "eks-us", "gke-us", "vke-us"]
 
 
-# Real renders of the docs' caches against examples/caches/ with bin/crank.
+# Real renders of the docs' caches against examples/caches/ with bin/crossplane.
 
 
 def _load(path: Path) -> list[Doc]:

@@ -1,4 +1,4 @@
-"""Every recipe's deployment, as the ModelReplica it composes, rendered by the real crank.
+"""Every recipe's deployment, as the ModelReplica it composes, rendered by Crossplane.
 
 ``examples/replicas/<recipe>/`` holds the replica and, under ``fleet/``, the observed
 InferenceCluster (and ModelCache) it requires.

@@ -97,7 +97,7 @@ def test_installed_stack_publishes_the_gateway_address() -> None:
         "Programmed",
         f"Gateway modelplane-system/modelplane at {ADDRESS}",
     )
-    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
     gateway = _resource(rsp, "gateway")
     assert gateway["spec"]["providerConfigRef"] == STACK["spec"]["providerConfigRef"]
 

@@ -73,6 +73,6 @@ def test_malformed_spec_is_a_fatal_result_not_a_crash() -> None:
 def test_getting_started_vultr_cluster_renders(functions: render.Functions) -> None:
     xr = _composed_cloud_xr(functions, PLATFORM, "VultrCluster")
     out = render.render(xr, functions)
-    kinds = sorted(d["kind"] for d in out[1:] if d.get("kind") != "Result")
+    kinds = sorted(d["kind"] for d in out[1:] if d.get("kind") != "Event")
     assert kinds == ["Kubernetes"]  # GPU pools wait for the cluster's id
     assert out[1]["spec"]["forProvider"]["region"] == xr["spec"]["region"]

@@ -106,7 +106,7 @@ def _set(path: str, value: object) -> Edit:
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node[part]  # type: ignore[index]
         if value is None:
-            node.pop(last)  # type: ignore[union-attr]
+            node.pop(last)  # type: ignore[attr-defined]
         else:
             node[last] = value  # type: ignore[index]
 
@@ -271,4 +271,5 @@ def test_a_deployment_edit_no_pool_fits_keeps_every_running_replica() -> None:
     assert [k for k in running if kept.get(k) == kit.unchanged(observed[k])] == running
     scheduled = conditions(rsp)["ReplicasScheduled"]
     assert scheduled[0] == "False"
-    assert "keeping" in scheduled[2] and "running" in scheduled[2]
+    assert "keeping" in scheduled[2]
+    assert "running until replacements are Ready" in scheduled[2]

@@ -101,6 +101,51 @@ def test_parse_url_rejects_with_a_precise_message(url: str, says: str) -> None:
         routing.parse_url(url)
 
 
+@pytest.mark.parametrize(
+    ("url", "want"),
+    [
+        pytest.param("https://user:token@host.example/v1", "https://redacted@host.example/v1"),
+        pytest.param("https://token@host.example", "https://redacted@host.example", id="user-only"),
+        pytest.param("http://u:p@[2001:db8::1]:8080/", "http://redacted@[2001:db8::1]:8080/"),
+        pytest.param("user:token@host.example/v1", "redacted@host.example/v1", id="no-scheme"),
+        pytest.param("ftp://u:p@files.example/", "ftp://redacted@files.example/", id="ftp"),
+        pytest.param("https://u:p@q@host.example/", "https://redacted@host.example/", id="two-ats"),
+        pytest.param("http://us/er:pw@host.example/", "http://redacted@host.example/", id="slash"),
+        pytest.param("https://host.example/v1?mail=a@b", "https://host.example/v1?mail=a@b"),
+        pytest.param("https://host.example/v1#a@b", "https://host.example/v1#a@b", id="fragment"),
+        pytest.param("https://api.together.xyz/", "https://api.together.xyz/", id="none"),
+        pytest.param("", "", id="empty"),
+    ],
+)
+def test_redact_url(url: str, want: str) -> None:
+    assert routing.redact_url(url) == want
+
+
+SECRET = "s3cr3t-t0ken"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://user:{SECRET}@api.example.com/v1",
+        f"user:{SECRET}@api.example.com/v1",
+        f"https://user:{SECRET}@api.example.com/v1?x=1",
+        f"https://user:{SECRET}@api.example.com/v1#top",
+        f"ftp://user:{SECRET}@api.example.com/",
+        f"user:{SECRET}@api.example.com://x",
+        f"https://user:{SECRET}@[2001:db8::1/",
+        f"https://user:{SECRET}@localhost/",
+        f"https://user:{SECRET}@127.0.0.1/",
+        f"https://user:{SECRET}@api.example.com:http/",
+        f"https://us/er:{SECRET}@api.example.com/",
+    ],
+)
+def test_no_message_echoes_credentials(url: str) -> None:
+    with pytest.raises(InvalidURLError) as raised:
+        routing.parse_url(url)
+    assert SECRET not in str(raised.value)
+
+
 def test_upstream_speaks_tls_only_for_https() -> None:
     assert routing.parse_url("https://api.together.xyz/").tls
     assert not routing.parse_url("http://10.0.0.7/").tls

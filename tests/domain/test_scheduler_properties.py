@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -305,9 +305,16 @@ def test_places_the_feasible_maximum(scenario: tuple[Deployment, Fleet, str, int
 
 
 def _as_replicas(dep: Deployment, placement: Placement, kept: Fleet) -> tuple[ExistingReplica, ...]:
-    """The placement as the ModelReplicas it composes (kept-as-is ones as they were)."""
-    before = {(r.cluster, r.index): r for r in kept.replicas if r.deployment == dep.name}
-    out = []
+    """The placement as the ModelReplicas it composes (kept-as-is and moving ones as they were)."""
+    # Of two replicas at one cluster and index, the scheduler keeps the lesser by pins.
+    own = sorted(
+        (r for r in kept.replicas if r.deployment == dep.name),
+        key=lambda r: (r.cluster, r.index, r.name, [astuple(e) for e in r.engines]),
+    )
+    before: dict[tuple[str, int], ExistingReplica] = {}
+    for replica in own:
+        before.setdefault((replica.cluster, replica.index), replica)
+    out = [before[(m.cluster, m.index)] for m in placement.moving]
     for placed in placement.replicas:
         if placed.engines is None:
             out.append(before[(placed.cluster, placed.index)])

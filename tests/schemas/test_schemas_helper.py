@@ -107,13 +107,64 @@ def test_report_sorts_crank_lines() -> None:
             "Total 3 resources: 1 missing schemas, 1 success cases, 1 failure cases",
         ]
     )
-    report = schemas._report(output)
+    report = schemas._report(output, 1)
     assert report.validated == 1
+    assert report.total == 3
+    assert report.returncode == 1
     assert report.failures == (
         "schema validation error /v1, Kind=Service, b : spec.x: unknown field",
     )
     assert report.missing == ("could not find CRD/XRD for: example.com/v1, Kind=Thing",)
     assert not report.ok
+
+
+@pytest.mark.parametrize(
+    ("output", "returncode", "ok"),
+    [
+        pytest.param(
+            "[✓] apps/v1, Kind=Deployment, a validated successfully\n"
+            "Total 1 resources: 0 missing schemas, 1 success cases, 0 failure cases",
+            0,
+            True,
+            id="all-passed",
+        ),
+        pytest.param(
+            "Total 0 resources: 0 missing schemas, 0 success cases, 0 failure cases",
+            0,
+            False,
+            id="validated-nothing",
+        ),
+        pytest.param("", 0, False, id="said-nothing"),
+        pytest.param(
+            # crank prints a success line per schema of a kind: its Total line counts.
+            "[✓] /v1, Kind=Service, a validated successfully\n"
+            "[✓] /v1, Kind=Service, a validated successfully\n"
+            "Total 1 resources: 0 missing schemas, 1 success cases, 0 failure cases",
+            0,
+            True,
+            id="two-schemas-one-manifest",
+        ),
+        pytest.param(
+            # A failure crank counted but printed no line for is still not a pass.
+            "[✓] /v1, Kind=Service, a validated successfully\n"
+            "Total 2 resources: 0 missing schemas, 1 success cases, 1 failure cases",
+            0,
+            False,
+            id="uncounted-failure",
+        ),
+        pytest.param(
+            "[✓] apps/v1, Kind=Deployment, a validated successfully\n"
+            "Total 1 resources: 0 missing schemas, 1 success cases, 0 failure cases",
+            1,
+            False,
+            id="non-zero-exit",
+        ),
+    ],
+)
+def test_ok_needs_a_verdict_on_every_manifest_and_a_clean_exit(
+    output: str, returncode: int, ok: bool
+) -> None:
+    assert schemas._report(output, returncode).ok is ok
 
 
 @pytest.mark.skipif(

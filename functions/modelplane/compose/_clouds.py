@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common
 
 SYSTEM_NODES = 1
@@ -26,10 +27,11 @@ def read_cluster(
         msg = "spec is missing"
         raise common.ClusterError(msg)
     credentials = spec.credentials
+    identity = kit.meta(xr)
     system = xr["spec"].get("systemPool") or {}
     return common.Cluster(
-        name=xr["metadata"]["name"],
-        namespace=xr["metadata"].get("namespace", "default"),
+        name=identity.name,
+        namespace=identity.namespace,
         region=spec.region,
         version=spec.version or version,
         provider_config=common.ProviderConfig(
@@ -52,11 +54,16 @@ def read_pool(raw: dict[str, Any], shape: str) -> common.GpuPool:
         name=raw["name"],
         machine_type=raw[shape],
         node_count=raw["nodeCount"],
-        min_node_count=raw.get("minNodeCount", raw["nodeCount"]),
-        max_node_count=raw.get("maxNodeCount", raw["nodeCount"]),
+        min_node_count=_or(raw.get("minNodeCount"), raw["nodeCount"]),
+        max_node_count=_or(raw.get("maxNodeCount"), raw["nodeCount"]),
         zones=tuple(raw.get("zones") or ()),
         disk_size_gb=raw.get("diskSizeGb"),
         accelerator_type=accelerator.get("type"),
         accelerator_count=accelerator.get("count", 0),
         capacity_reservation_id=(raw.get("capacityBlock") or {}).get("capacityReservationId"),
     )
+
+
+def _or(value: Any, default: int) -> int:
+    """A node count that may be unset (absent or null) falls back to ``default``."""
+    return default if value is None else int(value)

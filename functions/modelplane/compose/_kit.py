@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
+import pydantic
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
@@ -172,12 +175,35 @@ def hold(
     wanted = req.observed.resources.keys() if keys is None else keys
     held = []
     for key in sorted(wanted):
-        found = observed(req, key)
-        if found is None or key in rsp.desired.resources:
+        if key not in req.observed.resources or key in rsp.desired.resources:
             continue
-        compose(rsp, key, unchanged(found))
+        _compose_unchanged(rsp, key, req.observed.resources[key].resource)
         held.append(key)
     return held
+
+
+def _compose_unchanged(rsp: fnv1.RunFunctionResponse, key: str, found: structpb.Struct) -> None:
+    """Compose a copy of an observed Struct, as :func:`unchanged` would, without converting
+    it: an object may nest deeper than Python could walk."""
+    desired = rsp.desired.resources[key]
+    desired.Clear()
+    desired.resource.CopyFrom(found)
+    fields = desired.resource.fields
+    if "status" in fields:
+        del fields["status"]
+    if "metadata" in fields and fields["metadata"].WhichOneof("kind") == "struct_value":
+        meta = fields["metadata"].struct_value.fields
+        for name in [k for k in meta if k not in _KEPT_METADATA]:
+            del meta[name]
+
+
+def asking(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Answer a call that only asks for required resources: hold what exists, quietly.
+
+    Crossplane fetches what was required and calls again, using the last answer; this
+    one is never applied, but an empty state here would still be a lie.
+    """
+    hold(req, rsp)
 
 
 def keep_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, *fields: str) -> None:
@@ -232,7 +258,11 @@ def composer(fn: Compose) -> Compose:
 
 def _run(fn: Compose, req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     _RELEASING.set(False)
-    fn(req, rsp)
+    try:
+        fn(req, rsp)
+    except (InvalidInputError, pydantic.ValidationError) as err:
+        _refuse(req, rsp, err)
+        return
     if is_fatal(rsp):
         return
     if req.observed.resources and not rsp.desired.resources and not _RELEASING.get():
@@ -241,12 +271,132 @@ def _run(fn: Compose, req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionRespons
     mark_readiness(req, rsp)
 
 
+def _refuse(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    err: InvalidInputError | pydantic.ValidationError,
+) -> None:
+    """Answer input the function cannot read with a Fatal result naming object and field.
+
+    Crossplane applies nothing after a Fatal result, so nothing that runs is lost.
+    """
+    xr = composite(req)
+    kind = str(xr.get("kind") or "composite")
+    what = summarize(err) if isinstance(err, pydantic.ValidationError) else str(err)
+    rsp.desired.Clear()
+    del rsp.results[:]
+    del rsp.conditions[:]
+    response.fatal(rsp, f"invalid {kind} {_ref(xr)}: {what}")
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    """Name an object as ``namespace/name`` (``name`` alone when cluster-scoped), at best."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    ref = name or "(unnamed)"
+    return f"{namespace}/{ref}" if namespace else ref
+
+
+# Reading input: one reader for identity, one error for unreadable input, one summary.
+
+DEFAULT_NAMESPACE = "default"
+"""Where a namespaced object without ``metadata.namespace`` lives, as in Kubernetes."""
+
+
+class InvalidInputError(ValueError):
+    """An object the function reads is not what its schema says; the message names the
+    field. Raised by readers; a function that lets it escape answers with a Fatal result."""
+
+
+@dataclass(frozen=True)
+class Meta:
+    """An object's identity: name, namespace (:data:`DEFAULT_NAMESPACE` when unset) and
+    labels."""
+
+    name: str
+    namespace: str = DEFAULT_NAMESPACE
+    labels: Mapping[str, str] = dataclass_field(default_factory=dict)
+
+
+def meta(obj: Mapping[str, Any]) -> Meta:
+    """Read an object's identity.
+
+    Raises:
+        InvalidInputError: metadata is not a map, the name is missing, or labels are not
+            a map of strings.
+    """
+    raw = obj.get("metadata")
+    if not isinstance(raw, Mapping):
+        raise InvalidInputError("metadata is missing or not a map")  # noqa: EM101
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError("metadata.name is missing")  # noqa: EM101
+    namespace = raw.get("namespace") or DEFAULT_NAMESPACE
+    if not isinstance(namespace, str):
+        raise InvalidInputError("metadata.namespace is not a string")  # noqa: EM101
+    labels = raw.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise InvalidInputError("metadata.labels is not a map")  # noqa: EM101
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            msg = f"metadata.labels.{key} is not a string"
+            raise InvalidInputError(msg)
+    return Meta(name, namespace, dict(labels))
+
+
+def summarize(exc: pydantic.ValidationError, limit: int = 5) -> str:
+    """Return a validation error as one line: each bad field's path and what is wrong.
+
+    Paths read as in Kubernetes: ``spec.engines[0].members[1].role``.
+    """
+    parts = [f"{field_path(e['loc'])}: {e['msg']}" for e in exc.errors()[:limit]]
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """Return a pydantic error location as a field path, list indexes in brackets."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(the object)"
+
+
 def mark_readiness(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Set each desired resource's readiness the function left unset, by its kind's rule."""
     for key, desired in rsp.desired.resources.items():
-        if desired.ready == fnv1.READY_UNSPECIFIED:
-            manifest = struct_to_dict(desired.resource)
-            desired.ready = _READY[composed_ready(manifest, observed(req, key))]
+        if desired.ready != fnv1.READY_UNSPECIFIED:
+            continue
+        # Only the kind and the conditions matter: read them, not the whole object.
+        manifest = {k: _text_field(desired.resource, k) for k in ("apiVersion", "kind")}
+        found = req.observed.resources.get(key)
+        shown = None if found is None else {"status": {"conditions": _conditions(found.resource)}}
+        desired.ready = _READY[composed_ready(manifest, shown)]
+
+
+def _text_field(struct: structpb.Struct, name: str) -> str:
+    value = struct.fields.get(name)
+    return value.string_value if value is not None else ""
+
+
+def _conditions(struct: structpb.Struct) -> list[dict[str, Any]]:
+    """Return an object's ``status.conditions`` as plain maps (``[]`` if it has none)."""
+    status = struct.fields.get("status")
+    if status is None or status.WhichOneof("kind") != "struct_value":
+        return []
+    found = status.struct_value.fields.get("conditions")
+    if found is None or found.WhichOneof("kind") != "list_value":
+        return []
+    return [
+        {k: _plain(v, []) for k, v in item.struct_value.fields.items() if k in ("type", "status")}
+        for item in found.list_value.values
+        if item.WhichOneof("kind") == "struct_value"
+    ]
 
 
 def is_fatal(rsp: fnv1.RunFunctionResponse) -> bool:
@@ -255,12 +405,44 @@ def is_fatal(rsp: fnv1.RunFunctionResponse) -> bool:
 
 
 def condition_true(resource: Mapping[str, Any] | None, typ: str) -> bool:
-    """Tell whether an observed resource reports condition ``typ`` True (False if it doesn't exist)."""
-    conditions = ((resource or {}).get("status") or {}).get("conditions") or []
-    return any(
+    """Tell whether an observed resource reports condition ``typ`` True.
+
+    False when it doesn't exist, or its status is not what Kubernetes writes there.
+    """
+    conditions = field(resource, "status", "conditions")
+    return isinstance(conditions, list) and any(
         isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True"
         for c in conditions
     )
+
+
+def field(resource: Mapping[str, Any] | None, *path: str) -> Any:
+    """Return the value at ``path`` in an object, or None where any step is missing or is
+    not a map: what another controller writes is read, never trusted."""
+    node: Any = resource
+    for part in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def mapping(resource: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
+    """Return the map at ``path`` (``{}`` when missing or not a map)."""
+    found = field(resource, *path)
+    return found if isinstance(found, Mapping) else {}
+
+
+def text(resource: Mapping[str, Any] | None, *path: str) -> str:
+    """Return the string at ``path`` (``""`` when missing or not a string)."""
+    found = field(resource, *path)
+    return found if isinstance(found, str) else ""
+
+
+def maps(resource: Mapping[str, Any] | None, *path: str) -> list[Mapping[str, Any]]:
+    """Return the maps in the list at ``path``, skipping what is not a map."""
+    found = field(resource, *path)
+    return [item for item in found if isinstance(item, Mapping)] if isinstance(found, list) else []
 
 
 def is_ready(resource: Mapping[str, Any] | None) -> bool:
@@ -322,15 +504,39 @@ def struct_to_dict(struct: structpb.Struct) -> dict[str, Any]:
     """Convert a protobuf Struct to plain Python values, with whole floats as ints.
 
     protobuf carries every number as a double; Kubernetes integers must stay integers.
+    Iterative, not recursive: an object may nest as deep as Kubernetes allows (10,000
+    levels), far beyond Python's recursion limit.
     """
-    return {key: _plain(value) for key, value in struct.items()}
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any]] = [(struct, root)]
+    while stack:
+        source, target = stack.pop()
+        pairs = (
+            source.fields.items()
+            if isinstance(source, structpb.Struct)
+            else enumerate(source.values)
+        )
+        for key, value in pairs:
+            target[key] = _plain(value, stack)
+    return root
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, structpb.Struct):
-        return struct_to_dict(value)
-    if isinstance(value, structpb.ListValue):
-        return [_plain(item) for item in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+def _plain(value: structpb.Value, stack: list[tuple[Any, Any]]) -> Any:
+    """Return a Value's plain form; a map or list comes back empty and is queued to fill."""
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        child: dict[str, Any] = {}
+        stack.append((value.struct_value, child))
+        return child
+    if kind == "list_value":
+        items: list[Any] = [None] * len(value.list_value.values)
+        stack.append((value.list_value, items))
+        return items
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() else number
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None

@@ -19,7 +19,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     """Compose the AKS cluster's managed resources and report its kubeconfig Secret."""
     xr = kit.composite(req)
     AKSCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
-    name, namespace = xr["metadata"]["name"], xr["metadata"].get("namespace", "default")
+    identity = kit.meta(xr)
+    name, namespace = identity.name, identity.namespace
     for key, manifest in sorted(aks.resources(name, namespace, xr["spec"]).items()):
         kit.compose(rsp, key, manifest)
     ready = kit.is_ready(kit.observed(req, aks.CLUSTER_KEY))

@@ -27,12 +27,13 @@ from modelplane.models.ekscluster import EKSCluster
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the EKS cluster's managed resources and report its kubeconfig Secret."""
     xr = kit.composite(req)
+    name = kit.meta(xr).name
     try:
         cluster = _cluster(xr)
         manifests = eks.resources(cluster)
     except common.ClusterError as exc:
         # Fatal keeps every resource already composed: a bad edit never tears a cluster down.
-        response.fatal(rsp, f"cannot compose EKSCluster {xr['metadata']['name']}: {exc}")
+        response.fatal(rsp, f"cannot compose EKSCluster {name}: {exc}")
         return
     auth = kit.observed(req, eks.AUTH_KEY)
     kubeconfig = None

@@ -28,10 +28,11 @@ from modelplane.models.gkecluster import GKECluster
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the GKE cluster's managed resources and report its kubeconfig and identity."""
     xr = kit.composite(req)
+    name = kit.meta(xr).name
     try:
         cluster = _cluster(xr)
     except common.ClusterError as exc:
-        response.fatal(rsp, f"cannot compose GKECluster {xr['metadata']['name']}: {exc}")
+        response.fatal(rsp, f"cannot compose GKECluster {name}: {exc}")
         return
     manifests = gke.resources(cluster)
     account = common.at_provider(kit.observed(req, gke.ACCOUNT_KEY))

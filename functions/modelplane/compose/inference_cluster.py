@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.domain import api
 from modelplane.domain import cluster as domain
+from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.inferencecluster import InferenceCluster
 
 GROUP = api.MODELPLANE
@@ -44,18 +46,20 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     """Publish the pools, provision or adopt the cluster, and install the serving stack."""
     kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
     if not kit.was_required(req, "classes"):
-        return  # Crossplane calls again with the classes.
+        kit.asking(req, rsp)  # Crossplane calls again with the classes
+        return
     xr = kit.composite(req)
     InferenceCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
-    name, spec = xr["metadata"]["name"], xr["spec"]
+    name, spec = kit.meta(xr).name, xr["spec"]
     pools = [_pool(p) for p in spec["nodePools"]]
-    classes = {c["metadata"]["name"]: c.get("spec", {}) for c in kit.required(req, "classes")}
+    classes = _classes(req, rsp)
     status: dict[str, Any] = {}
     published, problems = domain.gpu_pools(pools, classes)
     status["gpuPools"] = _with_flapping_pools(xr, pools, published)
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:
         problems += domain.provisioning_problems(source, pools, classes)
+        problems += domain.location_problems(source, spec["cluster"].get(source.lower()))
     for problem in problems:
         kit.warn(rsp, str(problem))
     kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems)
@@ -93,6 +97,27 @@ def _with_flapping_pools(
     return out
 
 
+def _classes(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    """Return every readable InferenceClass's spec by name; warn of the unreadable ones.
+
+    A class that can't be read is as good as missing: its pools report ClassNotFound.
+    """
+    readable: dict[str, Any] = {}
+    for found in kit.required(req, "classes"):
+        try:
+            name = kit.meta(found).name
+            InferenceClass.model_validate(found)
+        except (kit.InvalidInputError, pydantic.ValidationError) as err:
+            what = kit.summarize(err) if isinstance(err, pydantic.ValidationError) else str(err)
+            kit.warn(
+                rsp,
+                f"skipped an unreadable InferenceClass {kit.text(found, 'metadata', 'name')}: {what}",
+            )
+            continue
+        readable[name] = found.get("spec") or {}
+    return readable
+
+
 def _pool(raw: dict[str, Any]) -> domain.Pool:
     return domain.Pool(
         name=raw["name"],
@@ -100,7 +125,7 @@ def _pool(raw: dict[str, Any]) -> domain.Pool:
         node_count=raw["nodeCount"],
         min_node_count=raw.get("minNodeCount"),
         max_node_count=raw.get("maxNodeCount"),
-        zones=tuple(raw.get("zones", [])),
+        zones=tuple(raw.get("zones") or ()),
         extra={k: raw[k] for k in ("fabric", "capacityBlock") if k in raw},
     )
 
@@ -131,8 +156,11 @@ def _cloud_cluster(
             "spec": domain.cloud_cluster_spec(source, location, pools, classes),
         }
         kit.compose(rsp, CLOUD_KEY, manifest)
-    ref = ((observed or {}).get("status") or {}).get("kubeconfigSecretRef")
-    return dict(ref) if ref and ref.get("name") else None
+    ref = kit.mapping(observed, "status", "kubeconfigSecretRef")
+    fields = ("name", "namespace", "key")
+    return (
+        {f: kit.text(ref, f) for f in fields if kit.text(ref, f)} if kit.text(ref, "name") else None
+    )
 
 
 def _provider_configs(
@@ -183,15 +211,13 @@ def _serving_stack(rsp: fnv1.RunFunctionResponse, name: str, source: str) -> Non
 
 def _observed_status(req: fnv1.RunFunctionRequest, spec: dict[str, Any]) -> dict[str, Any]:
     status: dict[str, Any] = {}
-    stack = (kit.observed(req, STACK_KEY) or {}).get("status") or {}
-    address = (stack.get("gateway") or {}).get("address")
+    address = kit.text(kit.observed(req, STACK_KEY), "status", "gateway", "address")
     if address:
         status["gateway"] = {"address": address}
     existing = spec["cluster"].get("existing") or {}
     storage = (existing.get("cache") or {}).get("storageClassName")
     if storage is None:
-        cloud = (kit.observed(req, CLOUD_KEY) or {}).get("status") or {}
-        storage = (cloud.get("cache") or {}).get("storageClassName")
+        storage = kit.text(kit.observed(req, CLOUD_KEY), "status", "cache", "storageClassName")
     if storage:
         status["cache"] = {"storageClassName": storage}
     return status
@@ -208,6 +234,7 @@ def _conditions(
     if blocking:
         reason = blocking[0].reason
         kit.set_condition(rsp, "ClusterReady", False, reason, "; ".join(map(str, blocking)))
+        kit.set_ready(rsp, False)  # its resources may all be ready; its pools are not
     elif source == "Existing":
         kit.set_condition(
             rsp, "ClusterReady", True, "Existing", "reached through its kubeconfig Secret"
@@ -219,7 +246,7 @@ def _conditions(
             rsp, "ClusterReady", False, "Provisioning", f"waiting for the {source} cluster"
         )
     stack = kit.observed(req, STACK_KEY)
-    address = (((stack or {}).get("status") or {}).get("gateway") or {}).get("address")
+    address = kit.text(stack, "status", "gateway", "address")
     if kubeconfig is None:
         kit.set_condition(rsp, "BackendReady", False, "WaitingForCluster", "no kubeconfig yet")
     elif kit.is_ready(stack) and address:

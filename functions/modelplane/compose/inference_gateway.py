@@ -191,8 +191,8 @@ def _condition_ready(kind: str) -> Readiness:
 
 def gateway_address(observed: Mapping[str, Any] | None) -> str:
     """Return the Gateway's first status address ("" until it has one)."""
-    addresses = ((observed or {}).get("status") or {}).get("addresses") or []
-    return str((addresses[0] or {}).get("value") or "") if addresses else ""
+    addresses = kit.maps(observed, "status", "addresses")
+    return kit.text(addresses[0], "value") if addresses else ""
 
 
 def _release(name: str, namespace: str, chart: Mapping[str, str], **params: Any) -> dict[str, Any]:

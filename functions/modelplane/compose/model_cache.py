@@ -41,11 +41,17 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     selector = _selector(xr)
     kit.require(rsp, CLUSTERS, api.MODELPLANE, "InferenceCluster", match_labels=selector)
     if not kit.was_required(req, CLUSTERS):
-        return  # Crossplane calls again with the clusters.
+        kit.asking(req, rsp)  # Crossplane calls again with the clusters
+        return
     clusters = sorted(
         (_cluster(req, found) for found in kit.required(req, CLUSTERS)),
         key=lambda c: c.name,
     )
+    if any(not c.name for c in clusters):
+        # Which cluster it is can't be told: stage on the others, and keep everything.
+        kit.warn(rsp, "skipped an InferenceCluster with no metadata.name; kept what is staged")
+        kit.hold(req, rsp)
+        clusters = [c for c in clusters if c.name]
     observed = _observed(req)
     stagings = [domain.stage(cache, cluster, observed) for cluster in clusters]
     for staging in stagings:
@@ -72,7 +78,7 @@ def _cache(xr: Mapping[str, Any]) -> domain.Cache | str:
     try:
         spec = ModelCache.model_validate(xr).spec
     except pydantic.ValidationError as err:
-        return f"the ModelCache is invalid: {err}"
+        return f"the ModelCache is invalid: {kit.summarize(err)}"
     if spec is None or spec.hugging_face is None:
         return "the ModelCache has no spec.huggingFace, the only source there is"
     hf = spec.hugging_face
@@ -106,18 +112,15 @@ def _selector(xr: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _cluster(req: fnv1.RunFunctionRequest, found: Mapping[str, Any]) -> domain.Cluster:
-    name = str((found.get("metadata") or {}).get("name", ""))
-    spec = (found.get("spec") or {}).get("cluster") or {}
-    status = found.get("status") or {}
-    provider = str((status.get("providerConfigRef") or {}).get("name") or "")
-    storage = str((status.get("cache") or {}).get("storageClassName") or "")
+    name = kit.text(found, "metadata", "name")
+    spec = kit.mapping(found, "spec", "cluster")
+    provider = kit.text(found, "status", "providerConfigRef", "name")
+    storage = kit.text(found, "status", "cache", "storageClassName")
     if not storage and spec.get("source") == "Existing":
-        storage = str(
-            ((spec.get("existing") or {}).get("cache") or {}).get("storageClassName") or ""
-        )
+        storage = kit.text(spec, "existing", "cache", "storageClassName")
     return domain.Cluster(
         name=name,
-        source=str(spec.get("source") or ""),
+        source=kit.text(spec, "source"),
         provider_config=provider or _provider_in_use(req, name) or None,
         storage_class=storage or None,
     )
@@ -125,17 +128,16 @@ def _cluster(req: fnv1.RunFunctionRequest, found: Mapping[str, Any]) -> domain.C
 
 def _provider_in_use(req: fnv1.RunFunctionRequest, cluster: str) -> str:
     """Return the provider config the cluster's namespace Object already names ("" if none)."""
-    found = kit.observed(req, domain.key(cluster, domain.Step.NAMESPACE)) or {}
-    return str(((found.get("spec") or {}).get("providerConfigRef") or {}).get("name") or "")
+    found = kit.observed(req, domain.key(cluster, domain.Step.NAMESPACE))
+    return kit.text(found, "spec", "providerConfigRef", "name")
 
 
 def _observed(req: fnv1.RunFunctionRequest) -> dict[str, domain.Observed]:
     seen: dict[str, domain.Observed] = {}
     for key in req.observed.resources:
-        found = kit.observed(req, key) or {}
-        status = found.get("status") or {}
-        conditions = _conditions(status.get("conditions"))
-        applied = ((status.get("atProvider") or {}).get("manifest") or {}).get("status") or {}
+        found = kit.observed(req, key)
+        conditions = _conditions(kit.field(found, "status", "conditions"))
+        applied = kit.mapping(found, "status", "atProvider", "manifest", "status")
         job = _conditions(applied.get("conditions"))
         failed = job.get("Failed", {}).get("status") == "True"
         synced = conditions.get("Synced", {})

@@ -52,8 +52,8 @@ MANAGED_BY = "modelplane.ai"
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the endpoint's Service and EndpointSlice, and report whether they exist."""
     raw = kit.composite(req)
-    meta = raw.get("metadata") or {}
-    name, namespace = str(meta.get("name", "")), str(meta.get("namespace", ""))
+    identity = kit.meta(raw)
+    name, namespace = identity.name, identity.namespace
     url = str((raw.get("spec") or {}).get("url", ""))
     try:
         upstream = routing.parse_url(url)
@@ -63,7 +63,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         _refuse(req, rsp, "InvalidURL", f"spec.url {shown!r} cannot be routed to: {err}")
         return
     except ValidationError as err:
-        _refuse(req, rsp, "InvalidSpec", _validation_message(err))
+        _refuse(req, rsp, "InvalidSpec", kit.summarize(err))
         return
     backend = routing.backend_name(name)
     built = {
@@ -84,11 +84,6 @@ def _refuse(
         kit.keep_status(req, rsp, "routing")
     kit.waiting(rsp, "RoutingReady", reason, message)
     kit.set_ready(rsp, False)
-
-
-def _validation_message(err: ValidationError) -> str:
-    """Return a validation error as ``field: problem; ...``."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
 
 
 def _report(

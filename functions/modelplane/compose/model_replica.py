@@ -16,9 +16,8 @@ is missing or not Ready on the cluster, ``ModelReady`` says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -48,15 +47,21 @@ class Notice:
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the replica's workload on its cluster and report how far along it is."""
     xr = kit.composite(req)
+    identity = kit.meta(xr)
     try:
         replica = ModelReplica.model_validate(xr).spec
     except pydantic.ValidationError as err:
-        _hold(req, rsp, Notice("InvalidSpec", f"the ModelReplica is invalid: {err}"), warn=True)
+        _hold(
+            req,
+            rsp,
+            Notice("InvalidSpec", f"the ModelReplica is invalid: {kit.summarize(err)}"),
+            warn=True,
+        )
         return
     if replica is None:
         _hold(req, rsp, Notice("InvalidSpec", "the ModelReplica has no spec"), warn=True)
         return
-    namespace = str((xr.get("metadata") or {}).get("namespace") or "default")
+    namespace = identity.namespace
     _require(rsp, replica, namespace)
     cluster = _cluster(req, replica)
     if isinstance(cluster, Notice):
@@ -64,13 +69,13 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         return
     claim, cache_note = _cache(req, replica, cluster.name)
     try:
-        composed = workload.plan(_replica(xr, replica, namespace, claim), cluster)
+        composed = workload.plan(_replica(identity, replica, claim), cluster)
     except workload.SpecError as err:
         _hold(req, rsp, Notice("InvalidSpec", str(err)), warn=True)
         return
     for item in composed:
         kit.compose(rsp, item.key, item.resource)
-    holding = usage.of_cluster("ModelReplica", str(xr["metadata"]["name"]), namespace, cluster.name)
+    holding = usage.of_cluster("ModelReplica", identity.name, namespace, cluster.name)
     kit.compose(rsp, USAGE, holding, ready=True)  # it guards deletion; serving doesn't wait on it
     _report(rsp, workload.judge(composed, _observed(req, composed)), cluster.name, cache_note)
 
@@ -92,22 +97,22 @@ def _cluster(req: fnv1.RunFunctionRequest, replica: ReplicaSpec) -> workload.Clu
     found = kit.required(req, CLUSTER)
     if not found:
         return Notice("ClusterNotFound", f"waiting for InferenceCluster {name}")
-    status = found[0].get("status") or {}
-    ref = status.get("providerConfigRef") or {}
-    if not ref.get("name"):
+    ref = kit.mapping(found[0], "status", "providerConfigRef")
+    kinds = {k.value for k in workload.ProviderConfigKind}
+    kind = kit.text(ref, "kind") or workload.ProviderConfigKind.CLUSTER.value
+    if not kit.text(ref, "name") or kind not in kinds:
         message = (
             f"waiting for InferenceCluster {name} to publish the provider config that "
             "reaches it (status.providerConfigRef.name)"
         )
         return Notice("ProviderConfigPending", message)
-    gateway = status.get("gateway") or {}
-    kind = ref.get("kind") or workload.ProviderConfigKind.CLUSTER.value
+    gateway = kit.mapping(found[0], "status", "gateway")
     return workload.Cluster(
         name=name,
-        provider_config=str(ref["name"]),
+        provider_config=kit.text(ref, "name"),
         provider_config_kind=workload.ProviderConfigKind(kind),
-        gateway_name=str(gateway.get("name") or workload.GATEWAY_NAME),
-        gateway_namespace=str(gateway.get("namespace") or workload.GATEWAY_NAMESPACE),
+        gateway_name=kit.text(gateway, "name") or workload.GATEWAY_NAME,
+        gateway_namespace=kit.text(gateway, "namespace") or workload.GATEWAY_NAMESPACE,
     )
 
 
@@ -122,22 +127,21 @@ def _cache(
     found = kit.required(req, CACHE)
     if not found:
         return claim, Notice("ModelCacheNotFound", f"ModelCache {ref.name} does not exist")
-    clusters = (found[0].get("status") or {}).get("clusters") or []
-    phase = next((str(c.get("phase")) for c in clusters if c.get("name") == cluster), "Pending")
+    clusters = kit.maps(found[0], "status", "clusters")
+    phase = (
+        next((kit.text(c, "phase") for c in clusters if c.get("name") == cluster), "") or "Pending"
+    )
     if phase != "Ready":
         message = f"ModelCache {ref.name} is {phase} on {cluster}"
         return claim, Notice("ModelCacheNotReady", message)
     return claim, None
 
 
-def _replica(
-    xr: Mapping[str, Any], replica: ReplicaSpec, namespace: str, claim: str | None
-) -> workload.Replica:
-    labels = (xr.get("metadata") or {}).get("labels") or {}
+def _replica(identity: kit.Meta, replica: ReplicaSpec, claim: str | None) -> workload.Replica:
     serving = replica.serving
     return workload.Replica(
-        name=str(xr["metadata"]["name"]),
-        namespace=namespace,
+        name=identity.name,
+        namespace=identity.namespace,
         engines=tuple(
             workload.Engine(
                 name=engine.name,
@@ -148,7 +152,7 @@ def _replica(
             for engine in replica.engines
         ),
         serving_mode=workload.ServingMode(serving.mode if serving and serving.mode else "Unified"),
-        deployment=labels.get(api.DEPLOYMENT_LABEL),
+        deployment=identity.labels.get(api.DEPLOYMENT_LABEL),
         cache_claim=claim,
     )
 
@@ -179,7 +183,7 @@ def _observed(
         found = kit.observed(req, item.key)
         if found is None:
             continue
-        conditions = {c.get("type"): c for c in (found.get("status") or {}).get("conditions") or []}
+        conditions = {c.get("type"): c for c in kit.maps(found, "status", "conditions")}
         synced = conditions.get("Synced") or {}
         ready = conditions.get("Ready") or {}
         seen[item.key] = workload.Observed(

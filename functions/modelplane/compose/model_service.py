@@ -99,16 +99,18 @@ class Resolved:
 @kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Require the gateway and endpoints, then compose the HTTPRoute and report."""
-    service = ModelService.model_validate(kit.composite(req))
-    meta = service.metadata or {}
-    name, namespace = str(meta.get("name", "")), str(meta.get("namespace", ""))
+    xr = kit.composite(req)
+    identity = kit.meta(xr)
+    service = ModelService.model_validate(xr)
+    name, namespace = identity.name, identity.namespace
     selections = read_selections(service)
     _require(rsp, namespace, selections)
     wanted = [GATEWAY] + [endpoints_requirement(i) for i in range(len(selections))]
     if not all(kit.was_required(req, w) for w in wanted):
-        return  # first call: Crossplane fetches what we asked for and calls again
+        kit.asking(req, rsp)  # Crossplane fetches what we asked for and calls again
+        return
     gateway = _gateway(req)
-    gateway_address = str(((gateway or {}).get("status") or {}).get("address") or "")
+    gateway_address = kit.text(gateway, "status", "address")
     resolved = resolve(req, namespace, selections)
     result = routing.split(resolved.entries)
     endpoints_ok = _report_endpoints(rsp, selections, resolved, result)
@@ -151,9 +153,7 @@ def _require(
 def _gateway(req: fnv1.RunFunctionRequest) -> dict[str, Any] | None:
     """Return the InferenceGateway ``default``, or None if it does not exist."""
     found = kit.required(req, GATEWAY)
-    return next(
-        (g for g in found if (g.get("metadata") or {}).get("name") == GATEWAY_XR_NAME), None
-    )
+    return next((g for g in found if kit.text(g, "metadata", "name") == GATEWAY_XR_NAME), None)
 
 
 def resolve(
@@ -172,7 +172,7 @@ def resolve(
         names = []
         for endpoint in found:
             backend = backend_of(endpoint)
-            endpoint_name = str(endpoint["metadata"]["name"])
+            endpoint_name = kit.text(endpoint, "metadata", "name")
             if backend is None:
                 waiting.add(endpoint_name)
                 continue
@@ -183,11 +183,10 @@ def resolve(
 
 
 def _selected(endpoint: Mapping[str, Any], namespace: str, selection: Selection) -> bool:
-    meta = endpoint.get("metadata") or {}
-    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    labels = {str(k): str(v) for k, v in kit.mapping(endpoint, "metadata", "labels").items()}
     return (
-        meta.get("namespace") == namespace
-        and bool(meta.get("name"))
+        kit.text(endpoint, "metadata", "namespace") == namespace
+        and bool(kit.text(endpoint, "metadata", "name"))
         and routing.matches(selection.match_labels, labels)
     )
 
@@ -349,11 +348,11 @@ def route_status(route: Mapping[str, Any] | None) -> tuple[bool, str, str]:
     """
     if route is None:
         return False, "RoutePending", "creating the HTTPRoute"
-    parents = ((route.get("status") or {}).get("parents")) or []
-    ours = next((p for p in parents if _is_our_gateway(p.get("parentRef") or {})), None)
+    parents = kit.maps(route, "status", "parents")
+    ours = next((p for p in parents if _is_our_gateway(kit.mapping(p, "parentRef"))), None)
     if ours is None:
         return False, "RoutePending", "waiting for the gateway to accept the HTTPRoute"
-    conditions = {c.get("type"): c for c in ours.get("conditions") or []}
+    conditions = {c.get("type"): c for c in kit.maps(ours, "conditions")}
     accepted = conditions.get("Accepted") or {}
     if accepted.get("status") != "True":
         reason = str(accepted.get("reason") or "NotAccepted")

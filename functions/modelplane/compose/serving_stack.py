@@ -60,7 +60,7 @@ def _stack(xr: Mapping[str, Any]) -> domain.Stack | str:
     try:
         spec = ServingStack.model_validate(xr).spec
     except pydantic.ValidationError as err:
-        return f"the ServingStack is invalid: {err}"
+        return f"the ServingStack is invalid: {kit.summarize(err)}"
     if spec is None:
         return "the ServingStack has no spec"
     meta = xr.get("metadata") or {}

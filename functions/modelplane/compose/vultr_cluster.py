@@ -18,9 +18,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     """Compose the VKE cluster and its GPU pools and report its kubeconfig Secret."""
     xr = kit.composite(req)
     VultrCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
-    name, namespace = xr["metadata"]["name"], xr["metadata"].get("namespace", "default")
+    identity = kit.meta(xr)
+    name, namespace = identity.name, identity.namespace
     observed = kit.observed(req, vultr.CLUSTER_KEY)
-    cluster_id = (((observed or {}).get("status") or {}).get("atProvider") or {}).get("id")
+    cluster_id = kit.text(observed, "status", "atProvider", "id") or None
     for key, manifest in sorted(vultr.resources(name, namespace, xr["spec"], cluster_id).items()):
         kit.compose(rsp, key, manifest)
     # GPU pools wait for the cluster's id; a pool still in the spec stays while it flaps.

@@ -1,10 +1,11 @@
-"""Render Modelplane composites offline with the real Crossplane CLI.
+"""Render Modelplane composites offline with Crossplane's own reconciler.
 
-``python -m modelplane.dev.render PATH...`` (``make render EXAMPLE=PATH``) starts the
-functions it needs on free local ports, writes Function manifests that point
-``crossplane render`` at them through its Development runtime, renders every Modelplane
-composite found in PATH with its kind's Composition, prints the rendered YAML, and
-stops the functions.
+``python -m modelplane.dev.render PATH...`` (``make render EXAMPLE=PATH``) starts one
+function server (``modelplane-function all --insecure``) on a free local port, renders
+every Modelplane composite found in PATH with its kind's Composition and XRD through
+``crossplane internal render`` (Crossplane v2.4.0's composite reconciler against an
+in-memory API server, :mod:`modelplane.dev.engine`), prints the rendered YAML, and stops
+the server.
 
 What a PATH holds:
 
@@ -18,14 +19,25 @@ everything under ``fleet/``, is also offered to the functions as a required reso
 so a ModelService finds its ModelEndpoints and a ModelDeployment its InferenceClusters.
 A ``fleet/`` document replaces an input document of the same kind and name: it is the
 observed state (with ``status``) of what the input declares. ``observed/`` holds the
-composite's observed composed resources (annotated with their
-``crossplane.io/composition-resource-name``), as on a later reconcile.
+composites' observed composed resources (annotated with their
+``crossplane.io/composition-resource-name``), as on a later reconcile: a file named
+``<kind>-<name>.yaml`` (``modelservice-qwen3-8b.yaml``) belongs to that composite, any
+other file to every composite of PATH in whose namespace its documents are. They are
+handed to the reconciler as composed by the composite (its controller reference is
+added where missing), so what the pipeline no longer desires is garbage collected.
+
+Each composite prints as YAML: the composite as the reconciler left it (status and
+conditions, ``Synced`` and ``Ready`` among them), then what it composed, then a
+``kind: Event`` document per event the reconciler emitted (function results among them,
+as ``Pipeline step "<step>": <message>``); a ``# deleted:`` comment names each observed
+resource it garbage collected.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -34,25 +46,30 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import yaml
 
 from modelplane import registry
+from modelplane.dev import engine
 
 ROOT = Path(__file__).resolve().parents[3]
-CRANK = ROOT / "bin" / "crank"
+CRANK = ROOT / "bin" / "crank"  # only for `crank beta validate` (modelplane.dev.schemas)
 GROUPS = ("modelplane.ai", "infrastructure.modelplane.ai")
 FUNCTION_PREFIX = "modelplane-function-"
-STARTUP_TIMEOUT_SECONDS = 30.0
+#: How long a function server may take to listen: generous, for a loaded machine.
+STARTUP_TIMEOUT_SECONDS = 120.0
+#: Attempts on a fresh port when the server could not bind the one it was given.
+START_ATTEMPTS = 3
 
 Doc = dict[str, Any]
 
 
 class RenderError(RuntimeError):
-    """crank could not render a composite; the message carries its stderr."""
+    """A composite could not be rendered, or the functions could not be served."""
 
 
 def function_name(kind: str) -> str:
@@ -75,18 +92,39 @@ def load_documents(path: Path) -> list[Doc]:
     return docs
 
 
+@functools.cache
+def _api_folders() -> dict[str, Path]:
+    folders: dict[str, Path] = {}
+    for definition in sorted((ROOT / "apis").glob("*/definition.yaml")):
+        xrd = yaml.safe_load(definition.read_text())
+        folders[xrd["spec"]["names"]["kind"]] = definition.parent
+    return folders
+
+
+def _api_folder(kind: str) -> Path:
+    try:
+        return _api_folders()[kind]
+    except KeyError:
+        msg = f"no XRD under apis/ defines kind {kind}"
+        raise RenderError(msg) from None
+
+
 def composition_for(kind: str) -> Path:
     """Return the Composition file for ``kind``.
 
     Raises:
         RenderError: no XRD under apis/ defines that kind.
     """
-    for definition in sorted((ROOT / "apis").glob("*/definition.yaml")):
-        xrd = yaml.safe_load(definition.read_text())
-        if xrd["spec"]["names"]["kind"] == kind:
-            return definition.with_name("composition.yaml")
-    msg = f"no XRD under apis/ defines kind {kind}"
-    raise RenderError(msg)
+    return _api_folder(kind) / "composition.yaml"
+
+
+def definition_for(kind: str) -> Path:
+    """Return the XRD file for ``kind``.
+
+    Raises:
+        RenderError: no XRD under apis/ defines that kind.
+    """
+    return _api_folder(kind) / "definition.yaml"
 
 
 def _key(doc: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -113,83 +151,204 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            msg = f"function server exited with code {proc.returncode} before listening"
-            raise RenderError(msg)
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    msg = f"function server did not listen on port {port} within {STARTUP_TIMEOUT_SECONDS:.0f}s"
-    raise RenderError(msg)
-
-
-@dataclass
+@dataclass(frozen=True)
 class Functions:
-    """Running function servers: one address per kind they compose."""
+    """A running function server: one address serving every kind in ``kinds``."""
 
-    targets: dict[str, str]
+    address: str
+    kinds: frozenset[str]
 
-    def manifests(self) -> list[Doc]:
-        """Return Function manifests that send crank to the running servers."""
-        return [
-            {
-                "apiVersion": "pkg.crossplane.io/v1",
-                "kind": "Function",
-                "metadata": {
-                    "name": function_name(kind),
-                    "annotations": {
-                        "render.crossplane.io/runtime": "Development",
-                        "render.crossplane.io/runtime-development-target": target,
-                    },
-                },
-                "spec": {"package": f"modelplane/{function_name(kind)}:dev"},
-            }
-            for kind, target in sorted(self.targets.items())
-        ]
+    @property
+    def targets(self) -> dict[str, str]:
+        """Return the address that serves each kind."""
+        return dict.fromkeys(sorted(self.kinds), self.address)
+
+    def for_composition(self, composition: Mapping[str, Any]) -> dict[str, str]:
+        """Return the address of each Function the Composition's pipeline calls."""
+        steps = (composition.get("spec") or {}).get("pipeline") or []
+        return {str(step["functionRef"]["name"]): self.address for step in steps}
+
+
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1.0):
+        return True
+    return False
+
+
+def _wait_ready(address: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    """Wait until the server at ``address`` accepts gRPC connections, or fail.
+
+    Polls its port with exponential backoff (20 ms doubling to 1 s), giving up when the
+    process exits or at ``deadline``; then waits for a gRPC channel to it to be ready.
+    """
+    port = int(address.rpartition(":")[2])
+    delay = 0.02
+    while not _listening(port):
+        if proc.poll() is not None:
+            msg = f"the function server exited with code {proc.returncode} before listening"
+            raise RenderError(msg)
+        if time.monotonic() + delay > deadline:
+            msg = f"the function server did not listen on {address} within {STARTUP_TIMEOUT_SECONDS:.0f}s"
+            raise RenderError(msg)
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+    with grpc.insecure_channel(address) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=max(deadline - time.monotonic(), 1.0))
+        except grpc.FutureTimeoutError:
+            msg = f"the function server on {address} listens but never became ready"
+            raise RenderError(msg) from None
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 @contextlib.contextmanager
-def serve(kinds: Iterable[str], *, shared: bool = False) -> Iterator[Functions]:
-    """Start function servers for ``kinds`` on free local ports; stop them on exit.
+def serve(kinds: Iterable[str] | None = None) -> Iterator[Functions]:
+    """Start one function server for ``kinds`` (all of them by default); stop it on exit.
+
+    The server is ``modelplane-function <kinds>|all --insecure --address
+    127.0.0.1:<free port>``; it is ready once it accepts gRPC connections, and it is
+    stopped by its pid, also when starting or rendering fails.
+
+    Raises:
+        RenderError: the server exited or did not become ready; the message carries its
+            stderr.
+    """
+    wanted = frozenset(registry.COMPOSERS) if kinds is None else frozenset(kinds)
+    names = (
+        ["all"] if wanted == frozenset(registry.COMPOSERS) else sorted(k.lower() for k in wanted)
+    )
+    with tempfile.TemporaryFile() as log:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            address = f"127.0.0.1:{free_port()}"
+            cmd = [sys.executable, "-m", "modelplane", *names, "--insecure", "--address", address]
+            log.seek(0)
+            log.truncate()
+            # Output goes to a file, not a pipe nobody reads: a full pipe would block it.
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
+            try:
+                try:
+                    _wait_ready(address, proc, time.monotonic() + STARTUP_TIMEOUT_SECONDS)
+                except RenderError as err:
+                    log.seek(0)
+                    stderr = log.read().decode(errors="replace").strip()
+                    # Someone took the free port in between: try another one.
+                    taken = proc.poll() is not None and "cannot serve" in stderr
+                    if taken and attempt < START_ATTEMPTS:
+                        continue
+                    msg = f"{err}: {stderr or '(no stderr)'}"
+                    raise RenderError(msg) from None
+                yield Functions(address, wanted)
+                return
+            finally:
+                _stop(proc)
+
+
+def render_output(
+    xr: Mapping[str, Any],
+    functions: Functions,
+    *,
+    required: Sequence[Mapping[str, Any]] = (),
+    observed: Sequence[Mapping[str, Any]] = (),
+    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
+) -> engine.RenderOutput:
+    """Reconcile one composite once with its kind's Composition and XRD.
+
+    ``observed`` resources without a controller reference get one to ``xr``, as
+    Crossplane sets it on what it composes.
+
+    Raises:
+        RenderError: the engine failed, or a pipeline step returned a Fatal result; the
+            message carries the engine's stderr.
+    """
+    kind = str(xr.get("kind"))
+    composition = yaml.safe_load(composition_for(kind).read_text())
+    xrd = yaml.safe_load(definition_for(kind).read_text())
+    try:
+        out = engine.render_composite(
+            xr,
+            composition,
+            functions.for_composition(composition),
+            observed=[engine.controlled_by(xr, d) for d in observed],
+            required=required,
+            xrd=xrd,
+            timeout=timeout,
+        )
+    except engine.EngineError as err:
+        raise RenderError(str(err)) from err
+    if out.fatal:
+        msg = f"rendering {describe(xr)}: {out.error}"
+        raise RenderError(msg)
+    return out
+
+
+def event_document(event: engine.Event) -> Doc:
+    """Return an event as a YAML document (the fields of a core/v1 Event that it has)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "type": event.type,
+        "reason": event.reason,
+        "message": event.message,
+    }
+
+
+_FIRST = ("apiVersion", "kind", "metadata", "spec", "status")
+
+
+def tidy(doc: Mapping[str, Any]) -> Doc:
+    """Return ``doc`` with a stable key order: apiVersion, kind, metadata, spec, status first.
+
+    The engine's protobuf Structs carry no key order; everything below the top level is
+    sorted.
+    """
+    first = [k for k in _FIRST if k in doc]
+    rest = sorted(k for k in doc if k not in _FIRST)
+    return {k: _sorted(doc[k]) for k in [*first, *rest]}
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _composed_order(doc: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = doc.get("metadata") or {}
+    name = (meta.get("annotations") or {}).get("crossplane.io/composition-resource-name", "")
+    return (str(name), str(doc.get("kind")), str(meta.get("namespace", "")), str(meta.get("name")))
+
+
+def is_result(event: engine.Event) -> bool:
+    """Tell whether an event reports a function's result (``Pipeline step "<step>": ...``)."""
+    return event.message.startswith('Pipeline step "')
+
+
+def documents(out: engine.RenderOutput, *, all_events: bool = False) -> list[Doc]:
+    """Return a render as documents: the composite, what it composed, then events.
+
+    Composed resources are ordered by their composition resource name (the engine
+    applies them in no fixed order); events stay in the order they were emitted.
 
     Args:
-        kinds: The composite kinds to serve.
-        shared: Serve every kind from one process (fast for test sessions) instead of
-            one process per kind, as Crossplane runs them.
+        out: The engine's output.
+        all_events: Every event the reconciler emitted (composition selected, a composed
+            resource not ready yet, ...), not only the functions' results.
     """
-    wanted = sorted(set(kinds))
-    groups = [wanted] if shared else [[kind] for kind in wanted]
-    procs: list[subprocess.Popen[bytes]] = []
-    targets: dict[str, str] = {}
-    try:
-        ports = []
-        for group in groups:
-            port = free_port()
-            cmd = [sys.executable, "-m", "modelplane", *[k.lower() for k in group]]
-            cmd += ["--insecure", "--address", f"127.0.0.1:{port}"]
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-            ports.append(port)
-        # Start every server first, then wait: they boot in parallel.
-        for group, port, proc in zip(groups, ports, procs, strict=True):
-            _wait_listening(port, proc)
-            targets.update(dict.fromkeys(group, f"127.0.0.1:{port}"))
-        yield Functions(targets)
-    finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-def _dump(path: Path, docs: Iterable[Mapping[str, Any]]) -> Path:
-    path.write_text(yaml.safe_dump_all([dict(d) for d in docs], sort_keys=True))
-    return path
+    composed = sorted(out.composed, key=_composed_order)
+    events = [event_document(e) for e in out.events if all_events or is_result(e)]
+    return [tidy(d) for d in (out.composite, *composed, *events)]
 
 
 def render(
@@ -198,49 +357,33 @@ def render(
     *,
     required: Sequence[Mapping[str, Any]] = (),
     observed: Sequence[Mapping[str, Any]] = (),
-    include_results: bool = True,
-    timeout: str = "1m",
+    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
 ) -> list[Doc]:
-    """Render one composite with ``crossplane render`` and return its output documents.
+    """Render one composite and return its :func:`documents`.
+
+    They are the composite, what it composed, then a ``kind: Event`` document per result
+    the functions returned (``Pipeline step "<step>": <message>``).
 
     Raises:
-        RenderError: crank is missing or failed; the message carries its stderr.
+        RenderError: see :func:`render_output`.
     """
-    if not CRANK.exists():
-        msg = f"{CRANK.relative_to(ROOT)} is missing: run `make tools`"
-        raise RenderError(msg)
-    with tempfile.TemporaryDirectory(prefix="modelplane-render-") as tmp:
-        work = Path(tmp)
-        cmd = [
-            str(CRANK),
-            "render",
-            str(_dump(work / "xr.yaml", [xr])),
-            str(composition_for(str(xr["kind"]))),
-            str(_dump(work / "functions.yaml", functions.manifests())),
-            f"--timeout={timeout}",
-        ]
-        if required:
-            cmd.append(f"--required-resources={_dump(work / 'required.yaml', required)}")
-        if observed:
-            cmd.append(f"--observed-resources={_dump(work / 'observed.yaml', observed)}")
-        if include_results:
-            cmd.append("--include-function-results")
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        name = (xr.get("metadata") or {}).get("name", "?")
-        msg = f"crossplane render {xr.get('kind')}/{name} failed: {done.stderr.strip()}"
-        raise RenderError(msg)
-    return [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict)]
+    return documents(
+        render_output(xr, functions, required=required, observed=observed, timeout=timeout)
+    )
 
 
 @dataclass
 class Rendered:
-    """One composite's render: its output documents, or why it failed."""
+    """One composite's render, or why it failed."""
 
     xr: Doc
-    docs: list[Doc]
+    output: engine.RenderOutput | None
     error: RenderError | None = None
     composed_by: str | None = None  # "Kind namespace/name" of the composite that composed it
+    docs: list[Doc] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.docs = documents(self.output, all_events=True) if self.output is not None else []
 
 
 def describe(doc: Mapping[str, Any]) -> str:
@@ -250,40 +393,72 @@ def describe(doc: Mapping[str, Any]) -> str:
     return f"{doc.get('kind')} {where}{meta.get('name')}"
 
 
-def render_path(path: Path, *, shared: bool = False, depth: int = 0) -> list[Rendered]:
+def observed_for(xr: Mapping[str, Any], files: Mapping[str, list[Doc]]) -> list[Doc]:
+    """Return the ``observed/`` documents that belong to ``xr`` (see the module docstring).
+
+    Args:
+        xr: A composite of PATH.
+        files: Each ``observed/`` file's stem (``modelservice-qwen3-8b``) and documents.
+    """
+    meta = xr.get("metadata") or {}
+    own = f"{str(xr.get('kind', '')).lower()}-{meta.get('name', '')}"
+    if own in files:
+        return list(files[own])
+    namespace = meta.get("namespace")
+    return [
+        d
+        for stem, docs in sorted(files.items())
+        if not _names_a_composite(stem)
+        for d in docs
+        if not namespace or (d.get("metadata") or {}).get("namespace") == namespace
+    ]
+
+
+def _names_a_composite(stem: str) -> bool:
+    return any(stem.startswith(f"{kind.lower()}-") for kind in registry.COMPOSERS)
+
+
+def render_path(path: Path, *, depth: int = 0) -> list[Rendered]:
     """Render every composite found at ``path`` (see the module docstring).
 
     Args:
         path: An example file or folder.
-        shared: Serve every kind from one process.
         depth: Also render the Modelplane composites that rendered composites compose
             (a ModelDeployment's ModelReplicas, say), this many levels down.
 
     Returns:
         One render per composite, inputs first in file order, then what they composed:
         one composite that fails to render doesn't hide the others.
+
+    Raises:
+        RenderError: the function server could not start.
     """
     inputs = load_documents(path)
     base = path if path.is_dir() else path.parent
     fleet = _load_tree(base / "fleet")
-    observed = _load_tree(base / "observed")
+    observed = {f.stem: load_documents(f) for f in sorted((base / "observed").rglob("*.yaml"))}
     required = overlay(inputs, fleet)
     queue: list[tuple[Doc, str | None]] = [(xr, None) for xr in inputs if _renderable(xr)]
-    kinds = set(registry.COMPOSERS) if depth else {str(xr["kind"]) for xr, _ in queue}
+    kinds = None if depth else {str(xr["kind"]) for xr, _ in queue}
     results: list[Rendered] = []
-    with serve(kinds, shared=shared) as functions:
+    if not queue:
+        return results
+    with serve(kinds) as functions:
         for level in range(depth + 1):
             composed: list[tuple[Doc, str | None]] = []
             for xr, parent in queue:
                 try:
-                    docs = render(
-                        xr, functions, required=required, observed=observed if level == 0 else ()
+                    out = render_output(
+                        xr,
+                        functions,
+                        required=required,
+                        observed=observed_for(xr, observed) if level == 0 else (),
                     )
                 except RenderError as err:
-                    results.append(Rendered(xr, [], err, parent))
+                    results.append(Rendered(xr, None, err, parent))
                     continue
-                results.append(Rendered(xr, docs, None, parent))
-                composed += [(d, describe(xr)) for d in docs[1:] if _renderable(d)]
+                results.append(Rendered(xr, out, None, parent))
+                composed += [(d, describe(xr)) for d in out.composed if _renderable(d)]
             queue = composed
     return results
 
@@ -303,7 +478,7 @@ def _skipped(path: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Render each PATH and print the YAML crank produced."""
+    """Render each PATH and print the YAML the reconciler produced."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -329,12 +504,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"render: {err}", file=sys.stderr)
             return 1
         for one in rendered:
-            if one.error is not None:
+            if one.error is not None or one.output is None:
                 print(f"render: {one.error}", file=sys.stderr)
                 failed = True
                 continue
             origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
             print(f"# ---- {describe(one.xr)} ({origin})")
+            for gone in one.output.deleted:
+                print(f"# deleted: {describe(gone)}")
             print(yaml.safe_dump_all(one.docs, sort_keys=False), end="")
     return 1 if failed else 0
 

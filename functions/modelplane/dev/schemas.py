@@ -52,10 +52,17 @@ _DROPPED = {
 }
 _CLUSTER_SCOPED = {"Namespace"}
 _RESULT = re.compile(r"^\[(?P<mark>[x!✓])\] (?P<text>.*)$")
+_TOTAL = re.compile(
+    r"^Total (?P<total>\d+) resources: \d+ missing schemas, (?P<passed>\d+) success cases, "
+)
 
 
 class SchemasMissingError(RuntimeError):
     """The schemas have not been fetched (or are stale): run tools/schemas/fetch.sh."""
+
+
+class ValidationRunError(RuntimeError):
+    """crank gave no verdict on every manifest: it failed, or validated nothing."""
 
 
 @dataclass(frozen=True)
@@ -65,19 +72,29 @@ class Report:
     Attributes:
         failures: One line per schema, unknown-field or CEL error.
         missing: One line per manifest whose kind has no schema.
-        validated: How many manifests passed.
+        validated: How many manifests passed, by crank's ``Total`` line (it prints a
+            success line per schema a kind has, so those lines can outnumber manifests).
         output: Everything crank printed, for a failure message.
+        total: How many manifests crank reported on (its ``Total`` line; 0 without one).
+        returncode: crank's exit code.
     """
 
     failures: tuple[str, ...]
     missing: tuple[str, ...]
     validated: int
     output: str
+    total: int = 0
+    returncode: int = 0
 
     @property
     def ok(self) -> bool:
-        """Tell whether every manifest had a schema and passed it."""
-        return not self.failures and not self.missing
+        """Tell whether crank passed every manifest it got (at least one), each with a schema."""
+        return (
+            not self.failures
+            and not self.missing
+            and self.returncode == 0
+            and 0 < self.validated == self.total
+        )
 
 
 def available(root: Path = SCHEMAS) -> bool:
@@ -190,7 +207,13 @@ def validate(docs: Sequence[Mapping[str, Any]], root: Path = SCHEMAS) -> Report:
     Raises:
         SchemasMissingError: The schemas are not fetched, or not the pinned ones.
         render.RenderError: crank is missing.
+        ValueError: ``docs`` is empty: validating nothing is not a pass.
+        ValidationRunError: crank exited non-zero without a verdict on any manifest, or
+            did not report on every manifest it was given.
     """
+    if not docs:
+        msg = "nothing to validate: no manifests given"
+        raise ValueError(msg)
     if not available(root):
         msg = f"{root} is missing or stale: run tools/schemas/fetch.sh"
         raise SchemasMissingError(msg)
@@ -214,7 +237,17 @@ def validate(docs: Sequence[Mapping[str, Any]], root: Path = SCHEMAS) -> Report:
         # Nothing may be fetched: every schema is local, so any proxy leads nowhere.
         env = {**os.environ, "HTTPS_PROXY": _NOWHERE, "HTTP_PROXY": _NOWHERE, "NO_PROXY": ""}
         done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work, env=env)
-    return _report(done.stdout + done.stderr)
+    report = _report(done.stdout + done.stderr, done.returncode)
+    if done.returncode != 0 and not report.failures and not report.missing:
+        msg = f"crank beta validate failed ({done.returncode}) without a verdict: {done.stderr.strip()}"
+        raise ValidationRunError(msg)
+    if report.total != len(docs):
+        msg = (
+            f"crank beta validate reported on {report.total} of {len(docs)} manifests "
+            f"(exit code {done.returncode}): {report.output.strip()}"
+        )
+        raise ValidationRunError(msg)
+    return report
 
 
 def _dump(path: Path, docs: Iterable[Mapping[str, Any]]) -> Path:
@@ -223,19 +256,24 @@ def _dump(path: Path, docs: Iterable[Mapping[str, Any]]) -> Path:
     return path
 
 
-def _report(output: str) -> Report:
+def _report(output: str, returncode: int = 0) -> Report:
     failures: list[str] = []
     missing: list[str] = []
     validated = 0
+    total = 0
     for line in output.splitlines():
+        summary = _TOTAL.match(line.strip())
+        if summary is not None:
+            total, validated = int(summary["total"]), int(summary["passed"])
+            continue
         match = _RESULT.match(line.strip())
         if match is None:
             continue
         mark, text = match["mark"], match["text"]
         if mark == "✓":
-            validated += 1
-        elif "could not find CRD/XRD" in text or mark == "!":
+            continue  # counted by the Total line
+        if "could not find CRD/XRD" in text or mark == "!":
             missing.append(text)
         else:
             failures.append(text)
-    return Report(tuple(failures), tuple(missing), validated, output)
+    return Report(tuple(failures), tuple(missing), validated, output, total, returncode)

@@ -56,6 +56,10 @@ _DEFAULTS_LINE = re.compile(
     r"^\[!\] failed to apply defaults for (?P<group_version>\S*), Kind=(?P<kind>[^,]*), "
     r"(?P<name>\S*): (?P<message>.*)$"
 )
+_NO_SCHEMA_LINE = re.compile(
+    r"^\[!\] could not find CRD/XRD for: (?P<group_version>\S*), Kind=(?P<kind>\S*)$"
+)
+_TOTAL_LINE = re.compile(r"^Total (?P<total>\d+) resources: ")
 
 
 @dataclass(frozen=True, order=True)
@@ -95,9 +99,14 @@ def validate(
         Every problem found, sorted; empty when all documents are valid.
 
     Raises:
+        ValueError: ``documents`` is empty: validating nothing is not a pass.
         FileNotFoundError: ``bin/crank`` is missing (run ``make tools``).
-        RuntimeError: crank failed without reporting problems, e.g. on a bad extension.
+        RuntimeError: crank failed without reporting problems (e.g. on a bad extension),
+            or did not report on every document it was given.
     """
+    if not documents:
+        msg = "nothing to validate: no documents given"
+        raise ValueError(msg)
     paths = list(extensions) or xrd_paths()
     known = _defined_kinds(paths)
     problems: list[Problem] = []
@@ -161,7 +170,6 @@ def _crank(documents: list[dict[str, Any]], extensions: list[Path]) -> list[Prob
             str(CRANK), "beta", "validate",
             "--cache-dir", str(cache),
             "--crossplane-image", _CROSSPLANE_PACKAGE,
-            "--skip-success-results",
             ",".join(str(p.resolve()) for p in extensions),
             str(resources),
         ]  # fmt: skip
@@ -171,7 +179,24 @@ def _crank(documents: list[dict[str, Any]], extensions: list[Path]) -> list[Prob
     if done.returncode != 0 and not problems:
         msg = f"crank beta validate failed ({done.returncode}): {done.stderr.strip()}"
         raise RuntimeError(msg)
+    # Every document must have had a verdict: crank's summary counts what it read.
+    total = _total(done.stdout)
+    if total != len(documents):
+        msg = (
+            f"crank beta validate reported on {total} of {len(documents)} documents "
+            f"(exit code {done.returncode}): {(done.stdout + done.stderr).strip()}"
+        )
+        raise RuntimeError(msg)
     return problems
+
+
+def _total(output: str) -> int:
+    """Return how many documents crank's ``Total`` line says it read (0 without one)."""
+    for line in output.splitlines():
+        found = _TOTAL_LINE.match(line)
+        if found:
+            return int(found["total"])
+    return 0
 
 
 def _parse(output: str) -> list[Problem]:
@@ -181,6 +206,10 @@ def _parse(output: str) -> list[Problem]:
         found = _ERROR_LINE.match(line) or _DEFAULTS_LINE.match(line)
         if found:
             problems.append(Problem(found["kind"], found["name"], found["message"].strip()))
+        elif unknown := _NO_SCHEMA_LINE.match(line):
+            # crank names no document here, only its kind: it was not validated.
+            message = f"no schema for {unknown['group_version']} {unknown['kind']}"
+            problems.append(Problem(unknown["kind"], "", message))
     return problems
 
 
@@ -243,6 +272,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # Only our kinds, and others an --extension defines: the rest cannot be checked here.
     checked = [d for d in documents if is_modelplane(d) or _unknown(d, known) is None]
+    if not checked:
+        print(
+            f"nothing to validate: none of the {len(documents)} documents is of a kind "
+            "apis/ or an --extension defines",
+            file=sys.stderr,
+        )
+        return 1
     problems = validate(checked, extensions=extensions)
     for problem in problems:
         print(problem)

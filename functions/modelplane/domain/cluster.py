@@ -59,7 +59,19 @@ class Problem:
 
     def __str__(self) -> str:
         """Say what is wrong in the words a platform team uses."""
-        return f"pool {self.pool}: {self.detail}"
+        return f"pool {self.pool}: {self.detail}" if self.pool else self.detail
+
+
+def location_problems(source: str, location: Mapping[str, Any] | None) -> list[Problem]:
+    """Return why a provisioned cluster's location block can't place it (the XRD requires
+    it; a request that bypassed the API server may not have it)."""
+    where = f"spec.cluster.{source.lower()}"
+    if not isinstance(location, Mapping):
+        return [Problem("", "NotProvisionable", f"{where} is missing")]
+    key = LOCATION_FIELDS.get(source)
+    if key is not None and not location.get(key):
+        return [Problem("", "NotProvisionable", f"{where}.{key} is missing")]
+    return []
 
 
 def schedulable_nodes(pool: Pool) -> int:
@@ -117,7 +129,7 @@ def provisioning_problems(
 
 def cloud_node_pool(source: str, pool: Pool, provisioning: Mapping[str, Any]) -> dict[str, Any]:
     """Return one node pool of the cloud cluster's spec, from the pool and its class."""
-    block = provisioning.get(source.lower(), {})
+    block = provisioning.get(source.lower()) or {}
     node_pool: dict[str, Any] = {"name": pool.name, "nodeCount": pool.node_count}
     node_pool["minNodeCount"] = (
         pool.min_node_count if pool.min_node_count is not None else pool.node_count

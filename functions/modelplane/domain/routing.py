@@ -9,7 +9,9 @@ Three questions are answered here:
   IPv4 address, a bracketed IPv6 address or a DNS name, and an optional port (80 or 443
   by default). It rejects what a gateway backend cannot express (credentials, a query, a
   fragment) and what Kubernetes would refuse in an EndpointSlice (loopback, link-local,
-  unspecified addresses), each with a message that says what is wrong.
+  unspecified addresses), each with a message that says what is wrong. No message
+  echoes a URL's user info (``https://user:token@host/``): :func:`redact_url` hides it,
+  and every caller that puts a URL in a condition or an event uses it too.
 - **Which endpoints does a service route to?** :func:`matches` is a label selector's
   ``matchLabels``: every label must be present with the same value.
 - **How much traffic does each endpoint get?** :func:`split` gives every
@@ -86,8 +88,33 @@ class Upstream:
         return self.scheme == "https"
 
 
+REDACTED = "redacted"
+"""What stands in for a URL's user info in a message."""
+
+
 class InvalidURLError(ValueError):
     """An endpoint URL that cannot be routed to; the message says what is wrong."""
+
+
+def redact_url(text: str) -> str:
+    """Return ``text`` with the URL's user info, if any, replaced by ``redacted``.
+
+    ``https://user:token@host/v1`` becomes ``https://redacted@host/v1``. The user info
+    is everything before the last ``@`` ahead of any query or fragment (with or without
+    a scheme), so even a malformed URL (a ``/`` in a password, say) leaks nothing: a
+    path that holds ``@`` is hidden up to it too. Text without ``@`` is returned as is.
+
+    Args:
+        text: A URL, well-formed or not, as a user wrote it.
+    """
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    head = re.split(r"[?#]", rest, maxsplit=1)[0]
+    at = head.rfind("@")
+    if at < 0:
+        return text
+    return f"{scheme}{sep}{REDACTED}{rest[at:]}"
 
 
 def parse_url(text: str) -> Upstream:
@@ -111,11 +138,12 @@ def parse_url(text: str) -> Upstream:
         raise InvalidURLError(msg)
     scheme, sep, rest = text.partition("://")
     if not sep:
-        msg = f"{text!r} has no scheme: write it as http://host[:port]/path or https://..."
+        shown = redact_url(text)
+        msg = f"{shown!r} has no scheme: write it as http://host[:port]/path or https://..."
         raise InvalidURLError(msg)
     scheme = scheme.lower()
     if scheme not in DEFAULT_PORTS:
-        msg = f"the scheme must be http or https, not {scheme!r}"
+        msg = f"the scheme must be http or https, not {redact_url(scheme)!r}"
         raise InvalidURLError(msg)
     for mark, what in (("#", "a fragment"), ("?", "a query")):
         if mark in rest:

@@ -52,6 +52,7 @@ from modelplane.domain.scheduling.fleet import (
 )
 from modelplane.domain.scheduling.ledger import Ledger
 from modelplane.domain.scheduling.placement import (
+    MOVE_REASONS,
     CacheUnresolved,
     ClusterDeselected,
     ClusterGone,
@@ -63,7 +64,6 @@ from modelplane.domain.scheduling.placement import (
     Evicted,
     Held,
     Hold,
-    MOVE_REASONS,
     InvalidSelector,
     NoGateway,
     NoPoolFits,
@@ -261,8 +261,8 @@ class _Run:
         claimed: dict[tuple[str, int], str] = {}
         for replica in self.own:
             key = (replica.cluster, replica.index)
-            if key in self.kept or key in claimed:
-                holder = self.kept[key].name if key in self.kept else claimed[key]
+            holder = self._holder(key) or claimed.get(key)
+            if holder is not None:
                 self._drop(replica, Duplicate(holder))
                 continue
             outcome = self._retain_one(replica)
@@ -526,6 +526,12 @@ class _Run:
         self._charge(cluster, kept.charges, -1)
         self.indexes[cluster].discard(index)
         return kept
+
+    def _holder(self, key: tuple[str, int]) -> str | None:
+        """Return the name of the replica already kept (or moving) at a cluster and index."""
+        if key in self.kept:
+            return self.kept[key].name
+        return next((r.name for r, _ in self.moving if (r.cluster, r.index) == key), None)
 
     def _leave(self, replica: ExistingReplica, reason: DropReason) -> None:
         """An existing replica is no longer placed as it is: move it, or drop it at once."""

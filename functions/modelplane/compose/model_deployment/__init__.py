@@ -30,6 +30,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
+from modelplane.compose.model_deployment import fleet
 from modelplane.compose.model_deployment.fleet import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
@@ -57,6 +58,7 @@ from modelplane.domain.scheduling.fleet import (
 )
 from modelplane.domain.scheduling.placement import Placement
 from modelplane.domain.taints import Toleration
+from modelplane.domain.text import cut
 from modelplane.models.modeldeployment import ModelDeployment
 
 __all__ = [
@@ -111,7 +113,10 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     try:
         model = ModelDeployment.model_validate(xr)
         deployment = read_deployment(model, xr)
-    except (pydantic.ValidationError, ValueError) as exc:
+    except pydantic.ValidationError as exc:
+        _hold(req, rsp, f"cannot read the deployment: {kit.summarize(exc)}", warn=True)
+        return
+    except ValueError as exc:
         _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
         return
     require(rsp, model, deployment.namespace)
@@ -124,6 +129,8 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
     compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready)
     report(rsp, deployment, planned.placement, cache, composed, ready)
+    for message in fleet.warnings(planned.state, cache):
+        kit.warn(rsp, message)
 
 
 @dataclass(frozen=True)
@@ -228,5 +235,4 @@ def _hold(
 
 
 def _one_line(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+    return cut(" ".join(str(exc).split()), MESSAGE_LIMIT)

@@ -18,12 +18,11 @@ from modelplane.compose.model_deployment.fleet import (
     INDEX_LABEL,
     FleetState,
 )
-from modelplane.domain import naming
+from modelplane.domain import api, naming
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import ClaimedRequest, PlacedReplica, Placement
 
-API_VERSION = "modelplane.ai/v1alpha1"
-KINDS = ("ModelReplica", "ModelEndpoint")
+API_VERSION = api.MODELPLANE
 
 
 @dataclass(frozen=True)
@@ -38,10 +37,21 @@ class ComposedReplica:
 def managed_labels(
     xr: Mapping[str, Any], deployment: str, cluster: str, index: int
 ) -> dict[str, str]:
-    """The template's labels plus Modelplane's; Modelplane's win on a conflict."""
+    """The template's labels plus Modelplane's; Modelplane's win on a conflict.
+
+    The deployment's and cluster's names become label values through
+    :func:`naming.label_value` (a name past 63 characters is cut and hash-suffixed);
+    the fleet read selects the deployment's replicas by the same value.
+    """
     template = ((xr.get("spec") or {}).get("template") or {}).get("metadata") or {}
     merged = {str(k): str(v) for k, v in (template.get("labels") or {}).items()}
-    merged.update({DEPLOYMENT_LABEL: deployment, CLUSTER_LABEL: cluster, INDEX_LABEL: str(index)})
+    merged.update(
+        {
+            DEPLOYMENT_LABEL: naming.label_value(deployment),
+            CLUSTER_LABEL: naming.label_value(cluster),
+            INDEX_LABEL: str(index),
+        }
+    )
     return dict(sorted(merged.items()))
 
 
@@ -52,9 +62,13 @@ def compose_replicas(
     placement: Placement,
     state: FleetState,
 ) -> list[ComposedReplica]:
-    """Compose one ModelReplica per placed replica; a replica kept as is keeps its spec."""
+    """Compose one ModelReplica per placed replica, and each moving replica as it is.
+
+    A replica kept as is (and every moving one) keeps its spec.
+    """
     composed: list[ComposedReplica] = []
-    for placed in placement.replicas:
+    moving = [PlacedReplica(m.cluster, m.index, None) for m in placement.moving]
+    for placed in sorted([*placement.replicas, *moving], key=lambda p: (p.cluster, p.index)):
         name = naming.replica_name(deployment.name, placed.cluster, placed.index)
         if placed.engines is None:
             existing = state.own.get((placed.cluster, placed.index))
@@ -117,7 +131,13 @@ def _member(raw: Mapping[str, Any], pool: str, claims: Iterable[ClaimedRequest])
     return out
 
 
+def endpoint_key(replica: ComposedReplica) -> str:
+    """Return the composed-resource key of a replica's ModelEndpoint."""
+    return f"endpoint-{replica.cluster}-{replica.index}"
+
+
 def compose_endpoints(
+    req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
     xr: Mapping[str, Any],
     deployment: Deployment,
@@ -125,11 +145,17 @@ def compose_endpoints(
     state: FleetState,
     ready: set[str],
 ) -> list[str]:
-    """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address."""
+    """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address.
+
+    An endpoint already composed for a replica that is still composed stays, unchanged,
+    while the replica or its cluster's gateway flaps: only a replica that goes takes its
+    endpoint with it.
+    """
     names = []
     for replica in composed:
         cluster = state.clusters.get(replica.cluster)
         if replica.name not in ready or cluster is None or not cluster.gateway_address:
+            kit.hold(req, rsp, [endpoint_key(replica)])
             continue
         name = naming.endpoint_name(replica.name)
         url = naming.endpoint_url(cluster.gateway_address, deployment.namespace, replica.name)
@@ -146,30 +172,9 @@ def compose_endpoints(
                 "rewritePath": naming.rewrite_path(deployment.namespace, replica.name),
             },
         }
-        kit.compose(rsp, f"endpoint-{replica.cluster}-{replica.index}", manifest)
+        kit.compose(rsp, endpoint_key(replica), manifest)
         names.append(name)
     return names
-
-
-def compose_observed(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    """Compose again, unchanged, the ModelReplicas and ModelEndpoints already composed.
-
-    Only what the composite owns is kept (metadata's name, namespace, labels and
-    annotations, and the spec); status and server-set metadata are the API server's.
-    """
-    for key, observed in sorted(req.observed.resources.items()):
-        obj = kit.struct_to_dict(observed.resource)
-        if obj.get("kind") not in KINDS:
-            continue
-        meta = obj.get("metadata") or {}
-        kept = ("name", "namespace", "labels", "annotations")
-        manifest = {
-            "apiVersion": obj.get("apiVersion", API_VERSION),
-            "kind": obj["kind"],
-            "metadata": {k: meta[k] for k in kept if k in meta},
-            "spec": obj.get("spec", {}),
-        }
-        kit.compose(rsp, key, manifest)
 
 
 def observed_ready(req: fnv1.RunFunctionRequest) -> set[str]:

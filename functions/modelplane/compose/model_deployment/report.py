@@ -24,6 +24,7 @@ from modelplane.domain.scheduling.placement import (
     Placement,
     ScaledDown,
 )
+from modelplane.domain.text import cut
 
 # Long enough to name a dozen clusters, short enough for `kubectl describe`.
 MESSAGE_LIMIT = 1024
@@ -145,7 +146,7 @@ def warnings(
 
 def cap(text: str) -> str:
     """Shorten a message to :data:`MESSAGE_LIMIT` characters."""
-    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+    return cut(text, MESSAGE_LIMIT)
 
 
 def _passed_over(placement: Placement) -> list[PassedOver]:

@@ -190,7 +190,9 @@ def kubeconfig_ref(secret: str, namespace: str, key: str = KUBECONFIG_KEY) -> di
 
 def at_provider(resource: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return an observed managed resource's ``status.atProvider`` (empty if none)."""
-    return dict(((resource or {}).get("status") or {}).get("atProvider") or {})
+    status = (resource or {}).get("status")
+    found = status.get("atProvider") if isinstance(status, Mapping) else None
+    return dict(found) if isinstance(found, Mapping) else {}
 
 
 def provider_config_ref(spec: Mapping[str, Any]) -> dict[str, str]:

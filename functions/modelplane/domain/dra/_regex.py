@@ -841,6 +841,12 @@ class Regex:
         self._kernels: list[tuple[int, ...]] = []
         self._steps: dict[tuple[int, int, str | None], tuple[int, bool]] = {}
         self._follows: dict[tuple[int, int, str | None], tuple[int, ...]] = {}
+        self.steps = 0
+        """The work this pattern has done, counted in steps rather than time: one per
+        character ``search`` consumes, one per instruction visited while building an
+        automaton state (once, then cached), and the thread steps of ``find`` and
+        ``find_all`` (what ``_FIND_BUDGET`` bounds). It only grows; it is not
+        synchronized across threads."""
 
     def _closure(
         self, seeds: list[tuple[int, int]], before: int, after: str | None
@@ -850,7 +856,9 @@ class Regex:
         seen: set[int] = set()
         out: list[tuple[int, int]] = []
         stack = list(reversed(seeds))
+        visited = 0
         while stack:
+            visited += 1
             pc, origin = stack.pop()
             if pc in seen:
                 continue
@@ -866,6 +874,7 @@ class Regex:
                     stack.append((prog.out[pc], origin))
             else:
                 stack.append((prog.out[pc], origin))
+        self.steps += visited
         return out
 
     def _intern(self, kernel: tuple[int, ...]) -> int:
@@ -901,11 +910,13 @@ class Regex:
         state = self._intern(())
         before = _START
         step = self._step
-        for char in text:
+        for index, char in enumerate(text):
             state, matched = step(state, before, char)
             if matched:
+                self.steps += index + 1
                 return True
             before = _NEWLINE if char == "\n" else _WORDCHAR if char in _WORD else _OTHER
+        self.steps += len(text) + 1
         return step(state, before, None)[1]
 
     def _follow(self, pc: int, before: int, after: str | None) -> tuple[int, ...]:
@@ -923,6 +934,13 @@ class Regex:
 
         ``budget`` holds the thread steps left; running out raises RegexBudgetError.
         """
+        left = budget[0]
+        try:
+            return self._match_at(text, pos, budget)
+        finally:
+            self.steps += left - budget[0]
+
+    def _match_at(self, text: str, pos: int, budget: list[int]) -> tuple[int, int] | None:
         prog = self._prog
         runq: list[tuple[int, int]] = []
         present: set[int] = set()

@@ -27,7 +27,6 @@ from modelplane.domain.scheduling.placement import (
     NoGateway,
     NoPoolFits,
     NoPoolForEngine,
-    Overcommitted,
     NoPools,
     NoRoom,
     NothingOffered,
@@ -35,6 +34,7 @@ from modelplane.domain.scheduling.placement import (
     NotReady,
     NotSelected,
     OutsideCache,
+    Overcommitted,
     PassedOver,
     PoolGone,
     PoolMiss,
@@ -45,6 +45,7 @@ from modelplane.domain.scheduling.placement import (
     SyntheticOnly,
 )
 from modelplane.domain.taints import Taint
+from modelplane.domain.text import cut
 
 # The usual condition message limit people can read at a glance in `kubectl describe`.
 SUMMARY_LIMIT = 1024
@@ -76,7 +77,7 @@ def selector(expression: str) -> str:
     words = [_idiom(p) for p in parts]
     if all(w is not None for w in words):
         return " and ".join(w for w in words if w is not None)
-    return text if len(text) <= SELECTOR_WIDTH else text[: SELECTOR_WIDTH - 3] + "..."
+    return cut(text, SELECTOR_WIDTH)
 
 
 def _idiom(part: str) -> str | None:
@@ -250,7 +251,7 @@ def _cap(parts: Sequence[str], limit: int) -> str:
         kept.append(part)
         length = grown
     if not kept:
-        return parts[0][: max(limit - 3, 0)] + "..." if parts else ""
+        return cut(parts[0], limit) if parts else ""
     left = len(parts) - len(kept)
     return "; ".join(kept) + (f"; and {left} more" if left else "")
 

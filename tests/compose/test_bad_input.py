@@ -1,0 +1,546 @@
+"""Bad input, every kind: no crash, no loss, and a message that names the problem.
+
+For every kind the registry serves, a valid request is settled first (reconciled in
+process until every composed resource is reported healthy, :mod:`tests.inprocess`), so
+it carries observed composed resources and answered requirements. That request is then
+mutated systematically, one mutation at a time:
+
+- ``spec``: every field of the composite's spec, of the wrong type (a list where an
+  object belongs, an object where a list does, text for a number, a number for text)
+  and null;
+- ``metadata``: the composite's metadata missing, of the wrong type, without a name
+  or namespace, with labels that are no strings;
+- ``required``: every field of each related object the function requires (its
+  ``status``, ``spec`` and labels), of the wrong type and null; the object without
+  metadata;
+- ``observed``: the status of one observed composed resource of each kind, of the
+  wrong type and null;
+- ``deep``: 100 levels of nesting in the composite's spec, in a related object's
+  status, and in an observed resource's status;
+- ``deep-limit``: as deep as Kubernetes lets an object nest (10,000 levels) in a
+  related object's status and in an observed resource's status: one such object, which
+  the API server accepts, must not stop the composites that read it. (The composite's
+  own spec that deep may be refused with a Fatal that says so.)
+
+Each answer must be one of:
+
+- a Fatal result (Crossplane then applies nothing) whose message names the object (its
+  name) and the field (a key on the mutated path), and is no Python exception (no
+  "internal error", no ``KeyError``, ``'NoneType'``, "object has no attribute", ...);
+- a normal answer that composes again every observed composed resource (it never drops
+  what runs), with no Python exception text in any result or condition.
+
+One exception to "never drops": null in a field the XRD marks optional is the user
+removing it (the API server stores no nulls), which may remove what it composed.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
+from modelplane import registry, server
+from modelplane.compose import _kit as kit
+
+from tests import inprocess as loop
+from tests.compose.test_model_deployment import other_replica
+from tests.inprocess import Doc, Observed, Store
+from tests.requests import request
+
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORMS = "examples/getting-started/build-the-platform"
+FLEET_CLUSTER = "examples/getting-started/fleet/inference-cluster.yaml"
+REPLICA = "examples/replicas/qwen3-8b/model-replica.yaml"
+REPLICA_FLEET = "examples/replicas/qwen3-8b/fleet/inference-cluster.yaml"
+SERVICE = "examples/routing/model-service/model-service.yaml"
+SERVICE_FLEET = (
+    "examples/routing/model-service/fleet/inference-gateway.yaml",
+    "examples/routing/model-service/fleet/model-endpoints.yaml",
+)
+
+DEEP_LEVELS = 100
+"""Past protobuf's default decoding limit (some 32 levels); far inside Kubernetes' 10,000."""
+
+MAX_PATH_DEPTH = 8
+"""Fields deeper than this (inside pod templates) are mutated as part of their parent."""
+
+# Python's words for what went wrong: a message that shows one leaks an exception.
+PYTHON_TEXT = re.compile(
+    r"Traceback|internal error|NoneType|object has no attribute|not subscriptable"
+    r"|not iterable|unhashable|KeyError|TypeError|AttributeError|IndexError|ValueError"
+    r"|RecursionError|positional argument|takes \d+|got an unexpected|<class |object at 0x"
+    r"|validation errors? for|\[type=|errors\.pydantic\.dev"
+)
+
+Path_ = tuple[str | int, ...]
+
+
+# --- the settled request of every kind ------------------------------------------------------
+
+
+@dataclass
+class Settled:
+    """A kind's request once everything it composed reports healthy."""
+
+    xr: Doc
+    observed: Observed
+    required: dict[str, list[Doc]]
+
+    def request(self) -> fnv1.RunFunctionRequest:
+        req = request(self.xr, observed=self.observed, required=self.required)
+        for name in self.required:
+            req.required_resources[name].SetInParent()  # answered, even when empty
+        return req
+
+
+def _settle(xr: Doc, store: Store) -> Settled:
+    observed, rsp = loop.settle(xr, store)
+    composite = kit.struct_to_dict(rsp.desired.composite.resource)
+    xr = {**xr, "status": {**(xr.get("status") or {}), **(composite.get("status") or {})}}
+    required = {name: store.select(sel) for name, sel in rsp.requirements.resources.items()}
+    return Settled(xr, observed, required)
+
+
+def _platform(cloud: str) -> tuple[Doc, Store]:
+    docs = loop.load(f"{PLATFORMS}/{cloud}/platform.yaml")
+    return loop.find(docs, "InferenceCluster"), Store([loop.find(docs, "InferenceClass")])
+
+
+def _composed(cloud: str, kind: str) -> Settled:
+    """A composite exactly as a settled InferenceCluster composes it."""
+    parent = _settle(*_platform(cloud))
+    xr = next(o for o in parent.observed.values() if o["kind"] == kind)
+    xr = {k: v for k, v in xr.items() if k != "status"}
+    return _settle(xr, Store())
+
+
+def _inference_class() -> Settled:
+    docs = loop.load("examples/platform/inference-class/inference-class-eks-l4.yaml")
+    return _settle(loop.find(docs, "InferenceClass"), Store())
+
+
+def _inference_cluster() -> Settled:
+    return _settle(*_platform("eks"))
+
+
+def _gateway() -> Settled:
+    docs = loop.load("examples/getting-started/inference-gateway.yaml")
+    return _settle(loop.find(docs, "InferenceGateway"), Store())
+
+
+def _cache() -> Settled:
+    cluster = loop.find(loop.load(REPLICA_FLEET), "InferenceCluster")
+    cluster["status"]["cache"] = {"storageClassName": "modelplane-rwx-efs"}
+    xr = loop.find(loop.load("examples/recipes/kimi-k2/model-cache.yaml"), "ModelCache")
+    return _settle(xr, Store([cluster]))
+
+
+def _deployment() -> Settled:
+    """The getting-started deployment, its replicas Ready and another team's beside them."""
+    xr = loop.find(loop.load("examples/getting-started/model-deployment.yaml"), "ModelDeployment")
+    cluster = loop.find(loop.load(FLEET_CLUSTER), "InferenceCluster")
+    cluster["status"]["gpuPools"][0]["nodes"] = 4  # room for theirs and ours
+    pool = cluster["status"]["gpuPools"][0]["name"]
+    store = Store([cluster, other_replica("theirs", cluster["metadata"]["name"], pool)])
+    first = _settle(xr, store)
+    store.objects += [o for o in first.observed.values() if o["kind"] == "ModelReplica"]
+    return _settle(xr, store)
+
+
+def _replica() -> Settled:
+    xr = loop.find(loop.load(REPLICA), "ModelReplica")
+    return _settle(xr, Store(loop.load(REPLICA_FLEET)))
+
+
+def _endpoint() -> Settled:
+    return _settle(loop.find(loop.load(*SERVICE_FLEET), "ModelEndpoint"), Store())
+
+
+def _service() -> Settled:
+    xr = loop.find(loop.load(SERVICE), "ModelService")
+    return _settle(xr, Store(loop.load(*SERVICE_FLEET)))
+
+
+SETUPS: dict[str, Callable[[], Settled]] = {
+    "AKSCluster": lambda: _composed("aks", "AKSCluster"),
+    "EKSCluster": lambda: _composed("eks", "EKSCluster"),
+    "GKECluster": lambda: _composed("gke", "GKECluster"),
+    "InferenceClass": _inference_class,
+    "InferenceCluster": _inference_cluster,
+    "InferenceGateway": _gateway,
+    "ModelCache": _cache,
+    "ModelDeployment": _deployment,
+    "ModelEndpoint": _endpoint,
+    "ModelReplica": _replica,
+    "ModelService": _service,
+    "ServingStack": lambda: _composed("eks", "ServingStack"),
+    "VultrCluster": lambda: _composed("vultr", "VultrCluster"),
+}
+
+
+@functools.cache
+def settled(kind: str) -> Settled:
+    return SETUPS[kind]()
+
+
+def test_every_kind_has_a_setup() -> None:
+    assert sorted(SETUPS) == sorted(registry.COMPOSERS)
+
+
+@pytest.mark.parametrize("kind", sorted(SETUPS))
+def test_each_setup_is_a_valid_settled_request(kind: str) -> None:
+    """The starting point: no Fatal, something observed, everything observed kept."""
+    base = settled(kind)
+    rsp = server.run(base.request(), registry.COMPOSERS)
+    assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
+    if kind != "InferenceClass":  # data only: composes nothing
+        assert base.observed, f"{kind}: nothing observed to lose"
+    assert set(base.observed) <= set(rsp.desired.resources)
+
+
+# --- mutations ------------------------------------------------------------------------------
+
+
+@dataclass
+class Mutation:
+    """One bad input: what is changed, and on which object."""
+
+    id: str
+    family: str
+    obj_name: str  # the name the Fatal must carry
+    path: Path_  # the field changed (keys the Fatal may name)
+    xr: Doc
+    observed: Observed
+    required: dict[str, list[Doc]]
+    may_drop: bool = False  # null in an optional field: the user removed it
+    deep: Callable[[fnv1.RunFunctionRequest], None] | None = None
+
+    def request(self) -> fnv1.RunFunctionRequest:
+        req = request(self.xr, observed=self.observed, required=self.required)
+        for name in self.required:
+            req.required_resources[name].SetInParent()
+        if self.deep is not None:
+            self.deep(req)
+        return req
+
+
+def show(path: Path_) -> str:
+    """``spec.engines[0].members[1].role``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _walk(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """Every field below ``value`` (not ``value`` itself), to MAX_PATH_DEPTH."""
+    if len(path) >= MAX_PATH_DEPTH:
+        return
+    items: list[tuple[str | int, Any]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for key, child in items:
+        here = (*path, key)
+        yield here, child
+        yield from _walk(child, here)
+
+
+def wrong_values(value: Any) -> list[tuple[str, Any]]:
+    """Values of the wrong type for ``value``'s, and null."""
+    if isinstance(value, dict):
+        return [("list", ["x"]), ("null", None)]
+    if isinstance(value, list):
+        return [("object", {"x": 1}), ("null", None)]
+    if isinstance(value, bool):
+        return [("text", "yes"), ("null", None)]
+    if isinstance(value, int | float):
+        return [("text", "many"), ("null", None)]
+    if isinstance(value, str):
+        return [("number", 12), ("null", None)]
+    return [("text", "x")]
+
+
+def _put(doc: Any, path: Path_, value: Any) -> None:
+    for part in path[:-1]:
+        doc = doc[part]
+    doc[path[-1]] = value
+
+
+def _get(doc: Any, path: Path_) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
+# The XRD schema says which fields are optional (null there is the field removed).
+@functools.cache
+def _schemas() -> dict[str, Doc]:
+    found = {}
+    for definition in sorted((ROOT / "apis").glob("*/definition.yaml")):
+        xrd = yaml.safe_load(definition.read_text())
+        version = next(v for v in xrd["spec"]["versions"] if v.get("served", True))
+        found[xrd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
+    return found
+
+
+def optional(kind: str, path: Path_) -> bool:
+    """Whether the XRD lets the field at ``path`` be absent (unknown fields: no)."""
+    schema: Doc | None = _schemas().get(kind)
+    for part in path:
+        if schema is None:
+            return False
+        if isinstance(part, int):
+            schema = schema.get("items")
+            continue
+        parent = schema
+        schema = (schema.get("properties") or {}).get(part)
+        if part == path[-1] and schema is not None:
+            return part not in (parent.get("required") or [])
+    return False
+
+
+def _nest(value: structpb.Struct, levels: int) -> None:
+    for _ in range(levels):
+        value = value.fields["a"].struct_value
+    value["leaf"] = "x"
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name", "") if isinstance(meta, dict) else ""
+    return name if isinstance(name, str) else ""
+
+
+def _copy(base: Settled) -> dict[str, Any]:
+    """The parts of a request to mutate, copied."""
+    return {
+        "xr": copy.deepcopy(base.xr),
+        "observed": copy.deepcopy(base.observed),
+        "required": copy.deepcopy(base.required),
+    }
+
+
+def _spec(kind: str, base: Settled) -> Iterator[Mutation]:
+    for path, value in _walk(base.xr.get("spec"), ("spec",)):
+        for what, bad in wrong_values(value):
+            parts = _copy(base)
+            _put(parts["xr"], path, bad)
+            may_drop = bad is None and optional(kind, path)
+            name = _name(base.xr)
+            yield Mutation(f"{show(path)}={what}", "spec", name, path, **parts, may_drop=may_drop)
+
+
+def _drop(*path: str | int) -> Callable[[Doc], None]:
+    return lambda doc: _get(doc, path[:-1]).pop(path[-1])
+
+
+def _to(value: Any, *path: str | int) -> Callable[[Doc], None]:
+    return lambda doc: _put(doc, path, value)
+
+
+METADATA: list[tuple[str, Path_, Callable[[Doc], None]]] = [
+    ("metadata=missing", ("metadata",), _drop("metadata")),
+    ("metadata=list", ("metadata",), _to(["x"], "metadata")),
+    ("metadata.name=missing", ("metadata", "name"), _drop("metadata", "name")),
+    ("metadata.name=number", ("metadata", "name"), _to(5, "metadata", "name")),
+    ("metadata.labels=text", ("metadata", "labels"), _to("x", "metadata", "labels")),
+    ("metadata.labels.team=number", ("metadata", "labels", "team"), _to({"team": 5}, "metadata", "labels")),
+    ("metadata.annotations=list", ("metadata", "annotations"), _to(["x"], "metadata", "annotations")),
+]  # fmt: skip
+NAMESPACE = (
+    "metadata.namespace=missing",
+    ("metadata", "namespace"),
+    _drop("metadata", "namespace"),
+)
+
+
+def _metadata(kind: str, base: Settled) -> Iterator[Mutation]:
+    namespaced = "namespace" in base.xr["metadata"]
+    for case_id, path, change in [*METADATA, *([NAMESPACE] if namespaced else [])]:
+        parts = _copy(base)
+        change(parts["xr"])
+        # Without a readable name, the Fatal names the kind.
+        who = _name(base.xr) if _name(parts["xr"]) == _name(base.xr) else kind
+        yield Mutation(case_id, "metadata", who, path, **parts)
+
+
+def _required(base: Settled) -> Iterator[Mutation]:
+    """Each field of the first and the last object answered for each requirement."""
+    for name, items in sorted(base.required.items()):
+        for index in sorted({0, len(items) - 1}) if items else []:
+            obj = items[index]
+            who = f"{name}[{index}]"
+            fields = [
+                (path, value)
+                for top in ("status", "spec")
+                if isinstance(obj.get(top), dict)
+                for path, value in [((top,), obj[top]), *_walk(obj[top], (top,))]
+            ]
+            labels = (obj.get("metadata") or {}).get("labels")
+            if labels:
+                fields.append((("metadata", "labels"), labels))
+                fields += list(_walk(labels, ("metadata", "labels")))
+            for path, value in fields:
+                for what, bad in wrong_values(value):
+                    parts = _copy(base)
+                    _put(parts["required"][name][index], path, bad)
+                    mutation_id = f"{who}.{show(path)}={what}"
+                    yield Mutation(mutation_id, "required", _name(obj), path, **parts)
+            parts = _copy(base)
+            parts["required"][name][index].pop("metadata")
+            yield Mutation(f"{who}.metadata=missing", "required", "", ("metadata",), **parts)
+
+
+def _observed(base: Settled) -> Iterator[Mutation]:
+    """The status of one observed composed resource of each kind, to three levels."""
+    seen: set[tuple[str, str]] = set()
+    for key, obj in sorted(base.observed.items()):
+        what_kind = (str(obj.get("apiVersion")), str(obj.get("kind")))
+        if what_kind in seen or not isinstance(obj.get("status"), dict):
+            continue
+        seen.add(what_kind)
+        status = obj["status"]
+        paths: list[tuple[Path_, Any]] = [(("status",), status)]
+        for path, value in _walk(status, ("status",)):
+            if len(path) <= 3 and (path[1] != "conditions" or path[2:3] in ((), (0,))):
+                paths.append((path, value))
+        if status.get("conditions"):
+            paths.append((("status", "conditions", 0, "status"), True))
+        for path, value in paths:
+            for what, bad in wrong_values(value):
+                parts = _copy(base)
+                _put(parts["observed"][key], path, bad)
+                mutation_id = f"{key}.{show(path)}={what}"
+                yield Mutation(mutation_id, "observed", _name(obj), path, **parts)
+
+
+def _deep(base: Settled, levels: int, *, composite: bool) -> Iterator[Mutation]:
+    """``levels`` of nesting in the composite's spec, a related object's and an observed
+    resource's status."""
+    family = "deep" if composite else "deep-limit"
+    if composite:
+        yield Mutation(
+            f"spec.deep={levels}-levels",
+            family,
+            _name(base.xr),
+            ("spec", "deep"),
+            **_copy(base),
+            deep=functools.partial(_deep_composite, levels),
+        )
+    for name, items in sorted(base.required.items()):
+        if items:
+            yield Mutation(
+                f"{name}[0].status.deep={levels}-levels",
+                family,
+                _name(items[0]),
+                ("status", "deep"),
+                **_copy(base),
+                deep=functools.partial(_deep_required, name, levels),
+            )
+    for key in sorted(base.observed)[:3]:
+        yield Mutation(
+            f"{key}.status.deep={levels}-levels",
+            family,
+            _name(base.observed[key]),
+            ("status", "deep"),
+            **_copy(base),
+            deep=functools.partial(_deep_observed, key, levels),
+        )
+
+
+def mutations(kind: str, family: str) -> Iterator[Mutation]:
+    """Every mutation of ``family`` of the kind's settled request."""
+    base = settled(kind)
+    if family == "spec":
+        yield from _spec(kind, base)
+    elif family == "metadata":
+        yield from _metadata(kind, base)
+    elif family == "required":
+        yield from _required(base)
+    elif family == "observed":
+        yield from _observed(base)
+    elif family == "deep":
+        yield from _deep(base, DEEP_LEVELS, composite=True)
+    elif family == "deep-limit":
+        yield from _deep(base, server.KUBERNETES_MAX_JSON_DEPTH, composite=False)
+
+
+def _deep_composite(levels: int, req: fnv1.RunFunctionRequest) -> None:
+    spec = req.observed.composite.resource.fields["spec"].struct_value
+    _nest(spec.fields["deep"].struct_value, levels)
+
+
+def _deep_required(name: str, levels: int, req: fnv1.RunFunctionRequest) -> None:
+    obj = req.required_resources[name].items[0].resource
+    _nest(obj.fields["status"].struct_value.fields["deep"].struct_value, levels)
+
+
+def _deep_observed(key: str, levels: int, req: fnv1.RunFunctionRequest) -> None:
+    obj = req.observed.resources[key].resource
+    _nest(obj.fields["status"].struct_value.fields["deep"].struct_value, levels)
+
+
+# --- the checks -----------------------------------------------------------------------------
+
+
+def _flat(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def check(mutation: Mutation) -> list[str]:
+    """Run one mutation; return what is wrong with the answer (empty: nothing)."""
+    rsp = server.run(mutation.request(), registry.COMPOSERS)
+    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+    problems: list[str] = []
+    if fatal:
+        message = _flat(fatal[0])
+        if leaked := PYTHON_TEXT.search(message):
+            problems.append(f"Fatal shows {leaked.group()!r}: {message}")
+        elif mutation.obj_name and mutation.obj_name not in message:
+            problems.append(f"Fatal does not name {mutation.obj_name!r}: {message}")
+        elif not _names_a_field(message, mutation.path):
+            problems.append(f"Fatal names no field of {show(mutation.path)}: {message}")
+        return problems
+    dropped = sorted(set(mutation.observed) - set(rsp.desired.resources))
+    if dropped and not mutation.may_drop:
+        problems.append(f"drops {len(dropped)} of {len(mutation.observed)} observed: {dropped}")
+    texts = [r.message for r in rsp.results] + [c.message for c in rsp.conditions]
+    for text in dict.fromkeys(texts):
+        if leaked := PYTHON_TEXT.search(text):
+            problems.append(f"message shows {leaked.group()!r}: {_flat(text)}")
+    return problems
+
+
+def _names_a_field(message: str, path: Path_) -> bool:
+    """The message names the field changed: its own key (of a list item, the list's)."""
+    keys = [p for p in path if isinstance(p, str)]
+    return bool(keys) and keys[-1] in message
+
+
+FAMILIES = ("spec", "metadata", "required", "observed", "deep", "deep-limit")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("kind", sorted(SETUPS))
+def test_bad_input_is_no_crash_no_loss_and_named(kind: str, family: str) -> None:
+    failures = []
+    count = 0
+    for mutation in mutations(kind, family):
+        count += 1
+        for problem in check(mutation):
+            failures.append(f"{kind} {mutation.id}: {problem}")
+    if family in ("spec", "metadata", "deep"):
+        assert count, f"{kind}: no {family} mutations"
+    assert not failures, f"{len(failures)} of {count} mutations fail:\n" + "\n".join(failures)
