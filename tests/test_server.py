@@ -12,6 +12,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from modelplane import registry, server
+from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
 from modelplane.domain import naming
 
@@ -284,4 +285,4 @@ def test_identify_reads_any_shape(xr: dict[str, Any], want: tuple[str, str]) -> 
     ],
 )
 def test_field_path(loc: tuple[int | str, ...], want: str) -> None:
-    assert server.field_path(loc) == want
+    assert kit.field_path(loc) == want

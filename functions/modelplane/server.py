@@ -23,6 +23,7 @@ from google.protobuf import struct_pb2 as structpb
 from google.protobuf.internal import api_implementation
 
 from modelplane import registry
+from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
@@ -37,7 +38,6 @@ UPB_MAX_DEPTH = 65_535
 """The message depth the upb runtime decodes once oversize messages are allowed (its
 default is 100, some 32 JSON levels): a Kubernetes object at its deepest fits."""
 
-_SUMMARIZED_ERRORS = 5
 _RECURSION_FRAMES = 12
 
 
@@ -97,7 +97,7 @@ def run(
     except pydantic.ValidationError as exc:
         # The API server enforces the XRD's schema, so this is a request from an older
         # or hand-built client; say exactly which fields are wrong.
-        logger.info("invalid input", error=summarize(exc))
+        logger.info("invalid input", error=kit.summarize(exc))
         return _fatal(req, invalid_message(kind, ref, exc))
     except RecursionError as exc:
         # Thousands of frames of the same few functions: the innermost say enough.
@@ -149,28 +149,7 @@ def invalid_message(kind: str, ref: str, exc: pydantic.ValidationError) -> str:
     """
     title = str(exc.title)
     what = f"{kind} {ref}" if title in (kind, "") else f"{title} required by {kind} {ref}"
-    return f"invalid {what}: {summarize(exc)}"
-
-
-def summarize(exc: pydantic.ValidationError) -> str:
-    """Return a validation error as one line: each bad field's path and what is wrong.
-
-    Paths read as in Kubernetes: ``spec.engines[0].members[1].role``.
-    """
-    parts = [f"{field_path(e['loc'])}: {e['msg']}" for e in exc.errors()[:_SUMMARIZED_ERRORS]]
-    more = exc.error_count() - len(parts)
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
-def field_path(loc: tuple[int | str, ...]) -> str:
-    """Return a pydantic error location as a field path, list indexes in brackets."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "(the object)"
+    return f"invalid {what}: {kit.summarize(exc)}"
 
 
 def failed_in(tb: TracebackType | None) -> str:
