@@ -14,12 +14,12 @@ from modelplane.domain.scheduling.fit import Selectors
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
     Claim,
-    Cluster,
     Deployment,
     DeviceRequest,
     Engine,
     ExistingReplica,
     Fleet,
+    FleetCluster,
     Member,
     PinnedEngine,
     Pool,
@@ -88,9 +88,9 @@ def cluster(
     gateway: str = "10.0.0.1",
     taints: Sequence[Taint] = (),
     unpublished: bool = False,
-) -> Cluster:
+) -> FleetCluster:
     """A cluster: Ready with a gateway address unless told otherwise."""
-    return Cluster(
+    return FleetCluster(
         name,
         labels(labels_),
         tuple(taints),
@@ -160,7 +160,7 @@ def existing(
     )
 
 
-def fleet(*clusters: Cluster, replicas: Sequence[ExistingReplica] = ()) -> Fleet:
+def fleet(*clusters: FleetCluster, replicas: Sequence[ExistingReplica] = ()) -> Fleet:
     """A fleet of clusters and existing replicas."""
     return Fleet(tuple(clusters), tuple(replicas))
 

@@ -22,7 +22,7 @@ GATED = cache.Cache(
     "ml-team",
     cache.Source("Qwen/Qwen3-Coder-480B-A35B-Instruct", 1100, "main", "hf-token", "token.txt"),
 )
-EKS = cache.Cluster("eks", "EKS", "eks", "modelplane-rwx-efs")
+EKS = cache.CacheCluster("eks", "EKS", "eks", "modelplane-rwx-efs")
 READY = Observed(ready=True)
 CREATED = Observed(ready=False)
 
@@ -36,7 +36,7 @@ class Case:
     """One cluster's staging: what it reports, and what the cache does there."""
 
     id: str
-    cluster: cache.Cluster
+    cluster: cache.CacheCluster
     observed: Mapping[str, Observed] = field(default_factory=dict)
     cache: cache.Cache = OPEN
     phase: Phase = Phase.PENDING
@@ -46,15 +46,15 @@ class Case:
 
 
 CASES = [
-    Case("vultr-has-no-rwx", cache.Cluster("vke", "Vultr", "vke"), phase=Phase.FAILED,
+    Case("vultr-has-no-rwx", cache.CacheCluster("vke", "Vultr", "vke"), phase=Phase.FAILED,
          reason=Reason.NO_RWX_STORAGE, detail="Vultr clusters have no ReadWriteMany storage"),
-    Case("existing-without-class", cache.Cluster("byo", "Existing", "byo"), phase=Phase.FAILED,
+    Case("existing-without-class", cache.CacheCluster("byo", "Existing", "byo"), phase=Phase.FAILED,
          reason=Reason.NO_RWX_STORAGE, detail="existing.cache.storageClassName"),
-    Case("no-provider-config-yet", cache.Cluster("eks", "EKS", None, "modelplane-rwx-efs"),
+    Case("no-provider-config-yet", cache.CacheCluster("eks", "EKS", None, "modelplane-rwx-efs"),
          reason=Reason.CLUSTER_PENDING),
-    Case("class-not-published-yet", cache.Cluster("eks", "EKS", "eks", None),
+    Case("class-not-published-yet", cache.CacheCluster("eks", "EKS", "eks", None),
          reason=Reason.STORAGE_PENDING),
-    Case("existing-with-class", cache.Cluster("byo", "Existing", "byo", "weka-rwx"),
+    Case("existing-with-class", cache.CacheCluster("byo", "Existing", "byo", "weka-rwx"),
          steps=(Step.NAMESPACE,)),
     Case("first-the-namespace", EKS, steps=(Step.NAMESPACE,), detail="creating namespace ml-team"),
     Case("namespace-created-then-the-claim", EKS, _seen("eks", namespace=CREATED),
@@ -203,7 +203,7 @@ NAME_CASES = [
 @pytest.mark.parametrize(("cache_name", "cluster"), NAME_CASES)
 def test_names_are_valid_and_stable(cache_name: str, cluster: str) -> None:
     source = cache.Cache(cache_name, LONG, cache.Source("a/b", 1, auth_secret="s"))
-    where = cache.Cluster(cluster, "EKS", cluster, "rwx")
+    where = cache.CacheCluster(cluster, "EKS", cluster, "rwx")
     seen = _seen(cluster, namespace=READY, claim=READY, secret=READY)
     first = cache.stage(source, where, seen)
     assert first == cache.stage(source, where, seen)

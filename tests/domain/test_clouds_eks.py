@@ -35,8 +35,8 @@ H200 = common.GpuPool(
 )
 
 
-def _cluster(*pools: common.GpuPool, name: str = "eks-us-east") -> common.Cluster:
-    return common.Cluster(
+def _cluster(*pools: common.GpuPool, name: str = "eks-us-east") -> common.CloudCluster:
+    return common.CloudCluster(
         name=name,
         namespace="modelplane-system",
         region="us-east-1",

@@ -23,8 +23,8 @@ L4 = common.GpuPool(
 )
 
 
-def _cluster(*pools: common.GpuPool, name: str = "gke-us-central") -> common.Cluster:
-    return common.Cluster(
+def _cluster(*pools: common.GpuPool, name: str = "gke-us-central") -> common.CloudCluster:
+    return common.CloudCluster(
         name=name,
         namespace="modelplane-system",
         region="us-central1",

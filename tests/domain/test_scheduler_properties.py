@@ -15,10 +15,10 @@ from dataclasses import astuple, replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplane.domain.scheduling.fleet import (
-    Cluster,
     Deployment,
     ExistingReplica,
     Fleet,
+    FleetCluster,
     Member,
     PinnedEngine,
     Pool,
@@ -85,7 +85,7 @@ def pools(draw: st.DrawFn) -> tuple[Pool, ...]:
 
 
 @st.composite
-def clusters(draw: st.DrawFn, *, healthy: bool = False) -> tuple[Cluster, ...]:
+def clusters(draw: st.DrawFn, *, healthy: bool = False) -> tuple[FleetCluster, ...]:
     names = draw(st.lists(st.sampled_from(CLUSTER_NAMES), min_size=1, max_size=6, unique=True))
     out = []
     for name in names:
@@ -126,7 +126,7 @@ def deployments(draw: st.DrawFn, name: str = "qwen") -> Deployment:
 
 @st.composite
 def replicas_of(
-    draw: st.DrawFn, dep: Deployment, fleet_clusters: tuple[Cluster, ...]
+    draw: st.DrawFn, dep: Deployment, fleet_clusters: tuple[FleetCluster, ...]
 ) -> list[ExistingReplica]:
     names = [c.name for c in fleet_clusters] + ["gone"]
     out = []
@@ -141,7 +141,7 @@ def replicas_of(
 
 
 @st.composite
-def others(draw: st.DrawFn, fleet_clusters: tuple[Cluster, ...]) -> list[ExistingReplica]:
+def others(draw: st.DrawFn, fleet_clusters: tuple[FleetCluster, ...]) -> list[ExistingReplica]:
     return [
         existing(
             f"other-{i}",
@@ -206,7 +206,7 @@ def test_retained_replicas_never_move(scenario: tuple[Deployment, Fleet]) -> Non
     assert len(placement.replicas) <= max(dep.replicas, 0)
 
 
-def _may_stay(replica: ExistingReplica, dep: Deployment, clusters: dict[str, Cluster]) -> bool:
+def _may_stay(replica: ExistingReplica, dep: Deployment, clusters: dict[str, FleetCluster]) -> bool:
     """Whether retain must keep a replica: plain facts, no scheduler code."""
     found = clusters.get(replica.cluster)
     if found is None or untolerated(found.taints, dep.tolerations, effect="NoExecute"):

@@ -12,7 +12,6 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from modelplane.domain.workload import (
-    Cluster,
     DeviceRequest,
     Engine,
     InvalidReplicaError,
@@ -23,6 +22,7 @@ from modelplane.domain.workload import (
     Role,
     ServingMode,
     SpecError,
+    WorkloadCluster,
     cache_claim,
     plan,
     pods,
@@ -31,7 +31,7 @@ from modelplane.domain.workload import names as naming
 
 GPU = DeviceRequest("gpu", "gpu.nvidia.com", 8, ('device.driver == "gpu.nvidia.com"',))
 EFA = DeviceRequest("efa", "efa.networking.k8s.aws", 16, ('device.driver == "dra.net"',))
-CLUSTER = Cluster("eks-us", "eks-us-kubernetes")
+CLUSTER = WorkloadCluster("eks-us", "eks-us-kubernetes")
 
 
 def container(name: str = "engine", **fields: Any) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def replica(
     return Replica(name, "ml-team", found, mode, "llm", cache_claim(cache) if cache else None)
 
 
-def inner(found: Replica, cluster: Cluster = CLUSTER) -> dict[str, dict[str, Any]]:
+def inner(found: Replica, cluster: WorkloadCluster = CLUSTER) -> dict[str, dict[str, Any]]:
     """Return the wrapped manifests of a plan, by composed-resource key."""
     return {c.key: c.resource["spec"]["forProvider"]["manifest"] for c in plan(found, cluster)}
 
@@ -581,7 +581,7 @@ def test_replica_engines_must_be_distinct(engines: tuple[Engine, ...], problem: 
 
 
 def test_route_strips_the_replica_prefix_on_the_clusters_gateway() -> None:
-    cluster = Cluster("c", "c-pc", gateway_name="edge", gateway_namespace="gw-system")
+    cluster = WorkloadCluster("c", "c-pc", gateway_name="edge", gateway_namespace="gw-system")
     route = inner(replica(), cluster)["route"]
     assert route["apiVersion"] == "gateway.networking.k8s.io/v1"
     assert route["metadata"]["namespace"] == "ml-team"
@@ -622,7 +622,7 @@ def test_route_strips_the_replica_prefix_on_the_clusters_gateway() -> None:
 def test_objects_name_the_provider_config_and_follow_their_workload(
     found: Replica, workloads: set[str]
 ) -> None:
-    cluster = Cluster("c", "c-pc", ProviderConfigKind.NAMESPACED)
+    cluster = WorkloadCluster("c", "c-pc", ProviderConfigKind.NAMESPACED)
     composed = plan(found, cluster)
     assert {c.key for c in composed if c.workload} == workloads
     for item in composed:

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from modelplane.dev import render, schemas
 from modelplane.domain.workload import (
-    Cluster,
     DeviceRequest,
     Engine,
     Member,
@@ -21,6 +20,7 @@ from modelplane.domain.workload import (
     Replica,
     Role,
     ServingMode,
+    WorkloadCluster,
     cache_claim,
     plan,
 )
@@ -36,7 +36,7 @@ pytestmark = [
 
 GPU = DeviceRequest("gpu", "gpu.nvidia.com", 8, ('device.driver == "gpu.nvidia.com"\n',))
 NIC = DeviceRequest("nic", "efa.networking.k8s.aws", 16)
-CLUSTER = Cluster("eks", "eks")
+CLUSTER = WorkloadCluster("eks", "eks")
 
 RICH_POD: dict[str, Any] = {
     "metadata": {"annotations": {"a": "b"}, "labels": {"app": "x"}},

@@ -13,7 +13,7 @@ SYSTEM_DISK_GB = 100
 
 def read_cluster(
     xr: dict[str, Any], spec: Any, *, shape: str, version: str, system_shape: str
-) -> common.Cluster:
+) -> common.CloudCluster:
     """Return the cluster an already validated composite asks for.
 
     Args:
@@ -29,7 +29,7 @@ def read_cluster(
     credentials = spec.credentials
     identity = kit.meta(xr)
     system = xr["spec"].get("systemPool") or {}
-    return common.Cluster(
+    return common.CloudCluster(
         name=identity.name,
         namespace=identity.namespace,
         region=spec.region,

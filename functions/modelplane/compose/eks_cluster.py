@@ -54,7 +54,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     _conditions(req, rsp, kubeconfig is not None)
 
 
-def _cluster(xr: dict[str, Any]) -> common.Cluster:
+def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
     """Return the plain cluster the composite asks for (defaults filled by the model)."""
     spec = EKSCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
     return _clouds.read_cluster(

@@ -56,7 +56,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     _conditions(rsp, cluster_ready, key_ready)
 
 
-def _cluster(xr: dict[str, Any]) -> common.Cluster:
+def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
     """Return the plain cluster the composite asks for (defaults filled by the model)."""
     spec = GKECluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
     return _clouds.read_cluster(

@@ -111,14 +111,14 @@ def _selector(xr: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in sorted(selector.items())}
 
 
-def _cluster(req: fnv1.RunFunctionRequest, found: Mapping[str, Any]) -> domain.Cluster:
+def _cluster(req: fnv1.RunFunctionRequest, found: Mapping[str, Any]) -> domain.CacheCluster:
     name = kit.text(found, "metadata", "name")
     spec = kit.mapping(found, "spec", "cluster")
     provider = kit.text(found, "status", "providerConfigRef", "name")
     storage = kit.text(found, "status", "cache", "storageClassName")
     if not storage and spec.get("source") == "Existing":
         storage = kit.text(spec, "existing", "cache", "storageClassName")
-    return domain.Cluster(
+    return domain.CacheCluster(
         name=name,
         source=kit.text(spec, "source"),
         provider_config=provider or _provider_in_use(req, name) or None,

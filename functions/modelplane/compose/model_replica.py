@@ -92,7 +92,9 @@ def _require(rsp: fnv1.RunFunctionResponse, replica: ReplicaSpec, namespace: str
         )  # fmt: skip
 
 
-def _cluster(req: fnv1.RunFunctionRequest, replica: ReplicaSpec) -> workload.Cluster | Notice:
+def _cluster(
+    req: fnv1.RunFunctionRequest, replica: ReplicaSpec
+) -> workload.WorkloadCluster | Notice:
     name = replica.cluster_name
     found = kit.required(req, CLUSTER)
     if not found:
@@ -107,7 +109,7 @@ def _cluster(req: fnv1.RunFunctionRequest, replica: ReplicaSpec) -> workload.Clu
         )
         return Notice("ProviderConfigPending", message)
     gateway = kit.mapping(found[0], "status", "gateway")
-    return workload.Cluster(
+    return workload.WorkloadCluster(
         name=name,
         provider_config=kit.text(ref, "name"),
         provider_config_kind=workload.ProviderConfigKind(kind),

@@ -124,7 +124,7 @@ class Cache:
 
 
 @dataclass(frozen=True)
-class Cluster:
+class CacheCluster:
     """A matched InferenceCluster as the cache needs it.
 
     Attributes:
@@ -204,7 +204,7 @@ def object_name(cache: Cache, cluster: str, step: Step) -> str:
     return names.fit(f"{cache.name}-{cluster}-cache-{step.value}")
 
 
-def stage(cache: Cache, cluster: Cluster, observed: Mapping[str, Observed]) -> Staging:
+def stage(cache: Cache, cluster: CacheCluster, observed: Mapping[str, Observed]) -> Staging:
     """Decide the cache's phase on ``cluster`` and the Objects to compose there.
 
     Args:
@@ -257,7 +257,7 @@ def summary(stagings: Iterable[Staging]) -> str:
     return f"{phases.count(Phase.READY)}/{len(phases)}"
 
 
-def _reach(cluster: Cluster) -> Staging | tuple[ProviderConfig, str]:
+def _reach(cluster: CacheCluster) -> Staging | tuple[ProviderConfig, str]:
     """Return how to reach the cluster's storage, or the staging of one the cache can't."""
     if cluster.source in NO_RWX_CLOUDS:
         detail = (
@@ -281,7 +281,7 @@ def _reach(cluster: Cluster) -> Staging | tuple[ProviderConfig, str]:
 
 
 def _ready_or_kept(
-    observed: Mapping[str, Observed], cluster: Cluster, needed: Step, step: Step
+    observed: Mapping[str, Observed], cluster: CacheCluster, needed: Step, step: Step
 ) -> bool:
     """Tell whether ``step`` may be composed: what it needs is ready, or it already exists."""
     return observed.get(key(cluster.name, needed), Observed()).ready or (
@@ -294,7 +294,7 @@ def _waiting_for(what: str, seen: Observed | None) -> str:
 
 
 def _hydration(
-    cache: Cache, cluster: Cluster, job: Observed | None, composed: list[Composed]
+    cache: Cache, cluster: CacheCluster, job: Observed | None, composed: list[Composed]
 ) -> Staging:
     name = job_name(cache)
     if job is not None and job.ready:
@@ -314,7 +314,7 @@ def _labels(cache: Cache) -> dict[str, str]:
 
 def _composed(
     cache: Cache,
-    cluster: Cluster,
+    cluster: CacheCluster,
     provider: ProviderConfig,
     step: Step,
     manifest: Mapping[str, Any],
@@ -326,7 +326,7 @@ def _composed(
     return Composed(key(cluster.name, step), resource)
 
 
-def _namespace(cache: Cache, cluster: Cluster, provider: ProviderConfig) -> Composed:
+def _namespace(cache: Cache, cluster: CacheCluster, provider: ProviderConfig) -> Composed:
     manifest = {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -338,7 +338,7 @@ def _namespace(cache: Cache, cluster: Cluster, provider: ProviderConfig) -> Comp
     return _composed(cache, cluster, provider, Step.NAMESPACE, manifest, keep=True)
 
 
-def _claim(cache: Cache, cluster: Cluster, provider: ProviderConfig, storage: str) -> Composed:
+def _claim(cache: Cache, cluster: CacheCluster, provider: ProviderConfig, storage: str) -> Composed:
     manifest = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -356,7 +356,7 @@ def _claim(cache: Cache, cluster: Cluster, provider: ProviderConfig, storage: st
     return _composed(cache, cluster, provider, Step.CLAIM, manifest)
 
 
-def _secret(cache: Cache, cluster: Cluster, provider: ProviderConfig, source: str) -> Composed:
+def _secret(cache: Cache, cluster: CacheCluster, provider: ProviderConfig, source: str) -> Composed:
     manifest = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -385,7 +385,7 @@ def _data_path(secret_key: str) -> str:
     return f"data[{secret_key}]" if "." in secret_key else f"data.{secret_key}"
 
 
-def _job(cache: Cache, cluster: Cluster, provider: ProviderConfig) -> Composed:
+def _job(cache: Cache, cluster: CacheCluster, provider: ProviderConfig) -> Composed:
     source = cache.source
     env: list[dict[str, Any]] = [
         {"name": "MODELPLANE_REPO", "value": source.repo},

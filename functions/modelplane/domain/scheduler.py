@@ -44,10 +44,10 @@ from modelplane.domain.dra.device import Device
 from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
-    Cluster,
     Deployment,
     ExistingReplica,
     Fleet,
+    FleetCluster,
     Pool,
 )
 from modelplane.domain.scheduling.ledger import Ledger
@@ -437,7 +437,7 @@ class _Run:
 
     # --- clusters -----------------------------------------------------------------------
 
-    def _not_selected(self, cluster: Cluster) -> NotSelected | None:
+    def _not_selected(self, cluster: FleetCluster) -> NotSelected | None:
         if not self.selector:
             return None
         have = dict(cluster.labels)
@@ -454,7 +454,7 @@ class _Run:
             found = self._gates[name] = self._gate(self.clusters[name])
         return found
 
-    def _gate(self, cluster: Cluster) -> tuple[ClusterReason, ...]:
+    def _gate(self, cluster: FleetCluster) -> tuple[ClusterReason, ...]:
         deselected = self._not_selected(cluster)
         if deselected is not None:
             return (deselected,)
@@ -561,9 +561,9 @@ class _Run:
             self.ledger.charge(cluster, pool, sign * nodes)
 
 
-def _by_name(clusters: Iterable[Cluster]) -> dict[str, Cluster]:
+def _by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:
     """Index clusters by name, sorted; of two with one name, the lesser by content wins."""
-    found: dict[str, Cluster] = {}
+    found: dict[str, FleetCluster] = {}
     for cluster in clusters:
         other = found.get(cluster.name)
         if other is None or repr(cluster) < repr(other):
@@ -571,7 +571,7 @@ def _by_name(clusters: Iterable[Cluster]) -> dict[str, Cluster]:
     return dict(sorted(found.items()))
 
 
-def _in_footprint(cluster: Cluster, cache: CacheFootprint) -> bool:
+def _in_footprint(cluster: FleetCluster, cache: CacheFootprint) -> bool:
     if cache.clusters is not None and cluster.name not in cache.clusters:
         return False
     if cache.match_labels:

@@ -40,10 +40,10 @@ from modelplane.domain.dra.device import Attribute, Device
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
     Claim,
-    Cluster,
     Deployment,
     ExistingReplica,
     Fleet,
+    FleetCluster,
     PinnedEngine,
     Pool,
     PoolDevice,
@@ -370,7 +370,7 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-def read_cluster(obj: structpb.Struct) -> Cluster | None:
+def read_cluster(obj: structpb.Struct) -> FleetCluster | None:
     """Read one InferenceCluster with its status; None when it has no name.
 
     Raises:
@@ -382,7 +382,7 @@ def read_cluster(obj: structpb.Struct) -> Cluster | None:
     return cluster
 
 
-def _read_cluster(obj: structpb.Struct) -> tuple[Cluster | None, list[UnreadableError]]:
+def _read_cluster(obj: structpb.Struct) -> tuple[FleetCluster | None, list[UnreadableError]]:
     """Read what of a cluster reads; any problem leaves its pools unknown (None)."""
     fields = obj.fields
     problems: list[UnreadableError] = []
@@ -415,7 +415,7 @@ def _read_cluster(obj: structpb.Struct) -> tuple[Cluster | None, list[Unreadable
             for k, v in raw.items()
             if v.WhichOneof("kind") == "string_value"
         }
-    cluster = Cluster(
+    cluster = FleetCluster(
         name=name,
         labels=labels(found),
         taints=taints,
@@ -569,7 +569,7 @@ def _describe(kind: str, fields: Fields) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
-def _cluster_or_skipped(obj: structpb.Struct) -> tuple[Cluster | None, Skipped | None]:
+def _cluster_or_skipped(obj: structpb.Struct) -> tuple[FleetCluster | None, Skipped | None]:
     try:
         cluster, problems = _read_cluster(obj)
     except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError):
@@ -601,7 +601,7 @@ def _replica_or_skipped(obj: structpb.Struct) -> ExistingReplica | Skipped | Non
     return Skipped(_describe("ModelReplica", fields), problem, identity)
 
 
-_clusters: _Memo[tuple[Cluster | None, Skipped | None]] = _Memo(_cluster_or_skipped)
+_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(_cluster_or_skipped)
 _replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped)
 
 
@@ -625,7 +625,7 @@ class FleetState:
     """
 
     fleet: Fleet
-    clusters: dict[str, Cluster]
+    clusters: dict[str, FleetCluster]
     own: dict[tuple[str, int], structpb.Struct] = field(default_factory=dict)
     ready: set[str] = field(default_factory=set)
     skipped: list[str] = field(default_factory=list)
@@ -642,7 +642,7 @@ def read_fleet(
     the deployment does not claim it. What cannot be read is handled as the module says
     and listed in :attr:`FleetState.skipped`; nothing here raises.
     """
-    by_name: dict[str, Cluster] = {}
+    by_name: dict[str, FleetCluster] = {}
     skipped: list[str] = []
     for obj in clusters:
         cluster, problem = _clusters(obj)

@@ -67,7 +67,7 @@ class GpuPool:
 
 
 @dataclass(frozen=True)
-class Cluster:
+class CloudCluster:
     """A cloud cluster to compose.
 
     Attributes:
@@ -130,7 +130,7 @@ def ref(name: str) -> dict[str, str]:
 
 
 def managed(
-    cluster: Cluster,
+    cluster: CloudCluster,
     api_version: str,
     kind: str,
     role: str,
@@ -178,7 +178,7 @@ def scaling(pool: GpuPool) -> tuple[int, int, int]:
     return low, pool.node_count, high
 
 
-def pool_zones(cluster: Cluster) -> list[str]:
+def pool_zones(cluster: CloudCluster) -> list[str]:
     """Return every zone a pool names, sorted and without repeats."""
     return sorted({zone for pool in cluster.pools for zone in pool.zones})
 

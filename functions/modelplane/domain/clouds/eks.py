@@ -33,7 +33,7 @@ from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
     POOL_LABEL,
-    Cluster,
+    CloudCluster,
     ClusterError,
     GpuPool,
     managed,
@@ -79,7 +79,7 @@ WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, STORAGE_CLASS_KEY)
 Manifests = dict[str, dict[str, Any]]
 
 
-def zones(cluster: Cluster) -> list[str]:
+def zones(cluster: CloudCluster) -> list[str]:
     """Return the cluster's zones: every pool's, padded to two from the region's a, b, c.
 
     Raises:
@@ -98,7 +98,7 @@ def zones(cluster: Cluster) -> list[str]:
     return sorted(found)
 
 
-def resources(cluster: Cluster) -> Manifests:
+def resources(cluster: CloudCluster) -> Manifests:
     """Return every managed resource the cluster needs before it exists, by composed key.
 
     Raises:
@@ -118,12 +118,12 @@ def subnet_role(tier: str, zone: str) -> str:
     return f"subnet-{tier}-{zone}"
 
 
-def _mr(cluster: Cluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
+def _mr(cluster: CloudCluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
     regional = {**fields, "region": cluster.region} if api != IAM else dict(fields)
     return managed(cluster, api, kind, role, regional)
 
 
-def _network(cluster: Cluster, names: list[str]) -> Manifests:
+def _network(cluster: CloudCluster, names: list[str]) -> Manifests:
     vpc = selector("vpc")
     out: Manifests = {
         "vpc": _mr(
@@ -182,7 +182,7 @@ def _network(cluster: Cluster, names: list[str]) -> Manifests:
     return out
 
 
-def _zone_subnets(cluster: Cluster, index: int, zone: str) -> Manifests:
+def _zone_subnets(cluster: CloudCluster, index: int, zone: str) -> Manifests:
     cidrs = {"public": f"10.0.{128 + index}.0/24", "private": f"10.0.{16 * index}.0/20"}
     # The tags tell the AWS load balancer integrations which subnets to use.
     elb_tags = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
@@ -221,7 +221,7 @@ def _assume_policy(service: str) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
 
 
-def _roles(cluster: Cluster) -> Manifests:
+def _roles(cluster: CloudCluster) -> Manifests:
     out: Manifests = {}
     for role, service, policies in (
         ("cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES),
@@ -243,7 +243,7 @@ def _roles(cluster: Cluster) -> Manifests:
     return out
 
 
-def _control_plane(cluster: Cluster, names: list[str]) -> Manifests:
+def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
     subnets = [
         ref(resource_name(cluster.name, subnet_role(tier, zone)))
         for zone in names
@@ -288,12 +288,12 @@ def _control_plane(cluster: Cluster, names: list[str]) -> Manifests:
     return out
 
 
-def kubeconfig_secret(cluster: Cluster) -> str:
+def kubeconfig_secret(cluster: CloudCluster) -> str:
     """Return the name of the Secret ClusterAuth writes the kubeconfig to."""
     return resource_name(cluster.name, "kubeconfig")
 
 
-def cluster_auth(cluster: Cluster) -> dict[str, Any]:
+def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
     """Return the ClusterAuth that writes (and refreshes) the cluster's kubeconfig Secret."""
     auth: dict[str, Any] = _mr(
         cluster,
@@ -308,7 +308,7 @@ def cluster_auth(cluster: Cluster) -> dict[str, Any]:
     return auth
 
 
-def _node_groups(cluster: Cluster, names: list[str]) -> Manifests:
+def _node_groups(cluster: CloudCluster, names: list[str]) -> Manifests:
     system = cluster.system
     out: Manifests = {
         "nodegroup-system": _node_group(
@@ -334,7 +334,7 @@ def _node_groups(cluster: Cluster, names: list[str]) -> Manifests:
 
 
 def _node_group(
-    cluster: Cluster, role: str, names: list[str], fields: Mapping[str, Any]
+    cluster: CloudCluster, role: str, names: list[str], fields: Mapping[str, Any]
 ) -> dict[str, Any]:
     subnets = [ref(resource_name(cluster.name, subnet_role("private", zone))) for zone in names]
     return dict(
@@ -353,7 +353,7 @@ def _node_group(
     )
 
 
-def _gpu_node_group(cluster: Cluster, pool: GpuPool, names: list[str]) -> Manifests:
+def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> Manifests:
     low, desired, high = scaling(pool)
     role = f"nodegroup-{pool.name}"
     fields: dict[str, Any] = {
@@ -379,7 +379,7 @@ def _gpu_node_group(cluster: Cluster, pool: GpuPool, names: list[str]) -> Manife
     return out
 
 
-def launch_template(cluster: Cluster, pool: GpuPool, role: str) -> dict[str, Any]:
+def launch_template(cluster: CloudCluster, pool: GpuPool, role: str) -> dict[str, Any]:
     """Return the launch template that puts a pool's nodes in its Capacity Block."""
     fields: dict[str, Any] = {
         "capacityReservationSpecification": {
@@ -398,7 +398,7 @@ def launch_template(cluster: Cluster, pool: GpuPool, role: str) -> dict[str, Any
     return dict(_mr(cluster, EC2, "LaunchTemplate", role, fields))
 
 
-def _file_system(cluster: Cluster, names: list[str]) -> Manifests:
+def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
     out: Manifests = {
         "efs": _mr(
             cluster,
@@ -453,7 +453,7 @@ def _file_system(cluster: Cluster, names: list[str]) -> Manifests:
 
 
 def workload_resources(
-    cluster: Cluster, kubeconfig: Mapping[str, str], file_system_id: str | None
+    cluster: CloudCluster, kubeconfig: Mapping[str, str], file_system_id: str | None
 ) -> Manifests:
     """Return what goes on the cluster itself once its kubeconfig exists.
 

@@ -30,7 +30,7 @@ from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
     POOL_LABEL,
-    Cluster,
+    CloudCluster,
     GpuPool,
     managed,
     pool_zones,
@@ -66,29 +66,29 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 Manifests = dict[str, dict[str, Any]]
 
 
-def zones(cluster: Cluster) -> list[str]:
+def zones(cluster: CloudCluster) -> list[str]:
     """Return the cluster's zones: every pool's, or the region's ``a`` zone if none name any."""
     return pool_zones(cluster) or [f"{cluster.region}-a"]
 
 
-def cluster_name(cluster: Cluster) -> str:
+def cluster_name(cluster: CloudCluster) -> str:
     """Return the GKE cluster's name: the composite's, shortened if over GKE's 40 characters."""
     if len(cluster.name) <= CLUSTER_NAME_LIMIT:
         return cluster.name
     return resource_name(cluster.name, "gke", limit=CLUSTER_NAME_LIMIT)
 
 
-def kubeconfig_secret(cluster: Cluster) -> str:
+def kubeconfig_secret(cluster: CloudCluster) -> str:
     """Return the name of the Secret the GKE cluster writes its kubeconfig to."""
     return resource_name(cluster.name, "kubeconfig")
 
 
-def identity_secret(cluster: Cluster) -> str:
+def identity_secret(cluster: CloudCluster) -> str:
     """Return the name of the Secret the service account key is written to."""
     return resource_name(cluster.name, "identity")
 
 
-def resources(cluster: Cluster) -> Manifests:
+def resources(cluster: CloudCluster) -> Manifests:
     """Return every managed resource that needs nothing GCP reports, by composed key."""
     out: Manifests = {}
     out.update(_network(cluster))
@@ -98,11 +98,11 @@ def resources(cluster: Cluster) -> Manifests:
     return dict(sorted(out.items()))
 
 
-def _mr(cluster: Cluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
+def _mr(cluster: CloudCluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
     return managed(cluster, api, kind, role, fields)
 
 
-def _network(cluster: Cluster) -> Manifests:
+def _network(cluster: CloudCluster) -> Manifests:
     ranges = [{"ipCidrRange": cidr, "rangeName": name} for name, cidr in (POD_RANGE, SERVICE_RANGE)]
     return {
         "network": _mr(cluster, COMPUTE, "Network", "network", {"autoCreateSubnetworks": False}),
@@ -116,7 +116,7 @@ def _network(cluster: Cluster) -> Manifests:
     }  # fmt: skip
 
 
-def _identity(cluster: Cluster) -> Manifests:
+def _identity(cluster: CloudCluster) -> Manifests:
     account = _mr(
         cluster,
         CLOUDPLATFORM,
@@ -142,7 +142,7 @@ def _identity(cluster: Cluster) -> Manifests:
     return {"service-account": account, "service-account-key": key}
 
 
-def iam_member(cluster: Cluster, email: str, project: str) -> Manifests:
+def iam_member(cluster: CloudCluster, email: str, project: str) -> Manifests:
     """Return the grant of ``roles/container.admin`` to the node service account.
 
     Args:
@@ -159,7 +159,7 @@ def iam_member(cluster: Cluster, email: str, project: str) -> Manifests:
     }  # fmt: skip
 
 
-def _cluster(cluster: Cluster) -> dict[str, Any]:
+def _cluster(cluster: CloudCluster) -> dict[str, Any]:
     gke = _mr(cluster, CONTAINER, "Cluster", "cluster", {
         "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
         # The composite owns the cluster's life; GCP's guard would block its deletion.
@@ -181,7 +181,7 @@ def _cluster(cluster: Cluster) -> dict[str, Any]:
     return dict(gke)
 
 
-def _node_pools(cluster: Cluster) -> Manifests:
+def _node_pools(cluster: CloudCluster) -> Manifests:
     first = zones(cluster)[:1]
     system = cluster.system
     out: Manifests = {
@@ -202,7 +202,9 @@ def _node_pools(cluster: Cluster) -> Manifests:
     return out
 
 
-def _gpu_node_pool(cluster: Cluster, pool: GpuPool, role: str, names: list[str]) -> dict[str, Any]:
+def _gpu_node_pool(
+    cluster: CloudCluster, pool: GpuPool, role: str, names: list[str]
+) -> dict[str, Any]:
     low, desired, high = scaling(pool)
     config = _node_config(pool.machine_type, pool.disk_size_gb, {
         # The NVIDIA DRA driver hands out the GPUs, so GKE's device plugin must not.
@@ -239,7 +241,7 @@ def _node_config(
 
 
 def _node_pool(
-    cluster: Cluster, role: str, names: list[str], fields: Mapping[str, Any]
+    cluster: CloudCluster, role: str, names: list[str], fields: Mapping[str, Any]
 ) -> dict[str, Any]:
     pool = _mr(cluster, CONTAINER, "NodePool", role, {
         **fields,

@@ -117,7 +117,7 @@ class Pool:
 
 
 @dataclass(frozen=True)
-class Cluster:
+class FleetCluster:
     """An InferenceCluster as the scheduler sees it.
 
     Attributes:
@@ -162,5 +162,5 @@ class ExistingReplica:
 class Fleet:
     """Every InferenceCluster and every ModelReplica the scheduler can see."""
 
-    clusters: tuple[Cluster, ...] = ()
+    clusters: tuple[FleetCluster, ...] = ()
     replicas: tuple[ExistingReplica, ...] = field(default_factory=tuple)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from modelplane.domain.scheduling.fleet import Cluster
+from modelplane.domain.scheduling.fleet import FleetCluster
 
 PoolKey = tuple[str, str]
 
@@ -17,7 +17,7 @@ PoolKey = tuple[str, str]
 class Ledger:
     """Free nodes per published pool, with the charges of the replicas placed so far."""
 
-    def __init__(self, clusters: Iterable[Cluster]) -> None:
+    def __init__(self, clusters: Iterable[FleetCluster]) -> None:
         """Open a ledger on every pool the clusters publish, with nothing charged yet."""
         self._nodes: dict[PoolKey, int] = {}
         self._used: dict[PoolKey, int] = {}

@@ -13,7 +13,6 @@ from modelplane.domain.workload.plan import Composed, InvalidReplicaError, plan
 from modelplane.domain.workload.spec import (
     GATEWAY_NAME,
     GATEWAY_NAMESPACE,
-    Cluster,
     DeviceRequest,
     Engine,
     Member,
@@ -23,6 +22,7 @@ from modelplane.domain.workload.spec import (
     Role,
     ServingMode,
     SpecError,
+    WorkloadCluster,
 )
 from modelplane.domain.workload.verdict import NOT_CREATED, Observed, Verdict, judge
 
@@ -30,7 +30,6 @@ __all__ = [
     "GATEWAY_NAME",
     "GATEWAY_NAMESPACE",
     "NOT_CREATED",
-    "Cluster",
     "Composed",
     "DeviceRequest",
     "Engine",
@@ -44,6 +43,7 @@ __all__ = [
     "ServingMode",
     "SpecError",
     "Verdict",
+    "WorkloadCluster",
     "cache_claim",
     "judge",
     "plan",

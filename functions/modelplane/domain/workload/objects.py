@@ -14,7 +14,7 @@ from typing import Any
 from modelplane.domain import objects
 from modelplane.domain.workload import names
 from modelplane.domain.workload.engines import Manifest, Readiness
-from modelplane.domain.workload.spec import Cluster, Replica
+from modelplane.domain.workload.spec import Replica, WorkloadCluster
 
 AVAILABLE_QUERY = objects.condition_query("Available")
 """Deployments and LeaderWorkerSets report ``Available`` once enough pods are ready."""
@@ -29,7 +29,7 @@ API_VERSION, KIND, KEEP = objects.API_VERSION, objects.KIND, objects.KEEP
 
 
 def wrap(
-    replica: Replica, cluster: Cluster, manifest: Manifest, *, keep: bool = False
+    replica: Replica, cluster: WorkloadCluster, manifest: Manifest, *, keep: bool = False
 ) -> dict[str, Any]:
     """Return the Object that applies ``manifest`` on the replica's cluster.
 

@@ -9,12 +9,12 @@ from typing import Any
 from modelplane.domain.workload import engines, objects, routing
 from modelplane.domain.workload.engines import Manifest
 from modelplane.domain.workload.spec import (
-    Cluster,
     Engine,
     Phase,
     Replica,
     ServingMode,
     SpecError,
+    WorkloadCluster,
 )
 
 
@@ -41,7 +41,7 @@ class Composed:
     workload: bool = False
 
 
-def plan(replica: Replica, cluster: Cluster) -> tuple[Composed, ...]:
+def plan(replica: Replica, cluster: WorkloadCluster) -> tuple[Composed, ...]:
     """Return every Object the replica composes on ``cluster``, sorted by key.
 
     Raises:

@@ -15,7 +15,7 @@ from typing import Any
 
 from modelplane.domain.workload import engines, names, pods
 from modelplane.domain.workload.engines import Manifest, Readiness
-from modelplane.domain.workload.spec import Cluster, Replica, ServingMode
+from modelplane.domain.workload.spec import Replica, ServingMode, WorkloadCluster
 
 POOL_GROUP = "inference.networking.k8s.io"
 EPP_IMAGE = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.7.1"
@@ -61,7 +61,7 @@ def path_prefix(replica: Replica) -> str:
     return f"/{replica.namespace}/{replica.name}/"
 
 
-def route(replica: Replica, cluster: Cluster) -> Manifest:
+def route(replica: Replica, cluster: WorkloadCluster) -> Manifest:
     """Return the HTTPRoute from the cluster's gateway to the replica's engines."""
     spec: dict[str, Any] = {
         "parentRefs": [

@@ -113,7 +113,7 @@ class Replica:
 
 
 @dataclass(frozen=True)
-class Cluster:
+class WorkloadCluster:
     """Where the replica's objects go: the provider config that reaches the cluster.
 
     Attributes:
