@@ -126,7 +126,10 @@ def test_the_main_job_renders_the_getting_started_fleet_down_to_the_workload(
     docs = [d for d in yaml.safe_load_all(out) if d]
     workload = [d["spec"]["forProvider"]["manifest"] for d in docs if d.get("kind") == "Object"]
     deployments = [m for m in workload if m["kind"] == "Deployment"]
-    assert len(deployments) == 1
+    engines = [m for m in deployments if "modelplane.ai/engine" in m["metadata"]["labels"]]
+    assert len(engines) == 1
+    assert len(deployments) == 2, "the engine, and the endpoint picker in front of it"
+    deployments = engines
     pod = deployments[0]["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"modelplane.ai/pool": "gpu-l4"}
     assert pod["containers"][0]["name"] == "engine"

@@ -15,6 +15,7 @@ from modelplane.compose import (
     model_endpoint,
     model_replica,
     model_service,
+    nebius_cluster,
     serving_stack,
     vultr_cluster,
 )
@@ -34,6 +35,7 @@ COMPOSERS: dict[str, Compose] = {
     "ModelEndpoint": model_endpoint.compose,
     "ModelReplica": model_replica.compose,
     "ModelService": model_service.compose,
+    "NebiusCluster": nebius_cluster.compose,
     "ServingStack": serving_stack.compose,
     "VultrCluster": vultr_cluster.compose,
 }

@@ -148,6 +148,48 @@ VALID: list[Doc] = [
         {"name": "gpu", "nodeCount": 0, "platform": "gpu-h100-sxm", "preset": "1gpu-8vcpu-32gb"}]),
     _cloud("VultrCluster", "ok-vultr", region="ewr", nodePools=[
         {"name": "gpu", "nodeCount": 1, "maxNodeCount": 2, "plan": "vcg-a16-6c-64g-16vram"}]),
+    # What the API defaults may be left out: a member's role, a device request's count,
+    # a pool's nodeCount, an Existing kubeconfig Secret's key.
+    _deployment("ok-defaults", {"name": "main", "members": [
+        {"template": _pod(), "nodeSelector": {"devices": [{"name": "gpu"}]}}]}),
+    _replica("ok-replica-defaults", {"name": "main", "members": [
+        {"nodePoolName": "gpu", "template": _pod(),
+         "deviceRequests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]}]}),
+    _cluster("ok-existing-defaults",
+             {"source": "Existing", "existing": {"secretRef": {"name": "byo"}, "identitySecretRef": {
+                 "name": "byo-token", "key": "token", "type": "AWSWebIdentityCredentials"}}},
+             {"name": "gpu", "className": "h100"}),
+    # What users set on a provisioned cluster: its version, its provider config, a fabric.
+    _cluster("ok-eks-options", EKS | {"eks": {
+        "region": "us-east-1", "kubernetesVersion": "1.36",
+        "credentials": {"kind": "ProviderConfig", "name": "aws-team-a"}}},
+             {"name": "gpu", "className": "p5", "fabric": {"type": "EFA"}},
+             {"name": "gpu2", "className": "l4", "fabric": {"type": "None"}}),
+    _cluster("ok-aks-infiniband",
+             {"source": "AKS", "aks": {"location": "westeurope", "kubernetesVersion": "1.34.2"}},
+             {"name": "gpuh100", "className": "h100", "fabric": {"type": "InfiniBand"}}),
+    _cluster("ok-nebius-infiniband",
+             {"source": "Nebius", "nebius": {"kubernetesVersion": "1.34", "credentials": {"name": "eu"}}},
+             {"name": "gpu", "className": "h100", "nodeCount": 0, "maxNodeCount": 8,
+              "fabric": {"type": "InfiniBand", "infiniband": {"fabric": "fabric-2"}}}),
+    _cluster("ok-vultr-build",
+             {"source": "Vultr", "vultr": {"region": "ewr", "kubernetesVersion": "v1.36.1+3"}}),
+    # The internal kinds as their reference documents shape them.
+    _cloud("ServingStack", "ok-stack-from-secrets",
+           secrets=[{"type": "Kubeconfig", "name": "k", "key": "kubeconfig"},
+                    {"type": "GoogleApplicationCredentials", "name": "sa", "key": "private_key"}],
+           versions={"gatewayApi": "v1.5.1", "certManager": "v1.17.1"},
+           gateway={"listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}),
+    _cloud("EKSCluster", "ok-eks-system-pool", region="us-west-2", kubernetesVersion="1.36",
+           nodePools=[{"name": "system", "role": "System", "instanceType": "m6i.xlarge", "nodeCount": 2},
+                      {"name": "gpu", "instanceType": "g6.12xlarge", "nodeCount": 0, "maxNodeCount": 8,
+                       "gpu": {"acceleratorType": "nvidia-a10g"}}]),
+    _cloud("AKSCluster", "ok-aks-fabric", location="westeurope", nodePools=[
+        {"name": "gpuh100", "vmSize": "Standard_ND96isr_H100_v5", "fabric": "InfiniBand"}]),
+    _cloud("NebiusCluster", "ok-nebius-fabric", cache={"sizeGiB": 4096}, nodePools=[
+        {"name": "gpu", "platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb",
+         "gpu": {"driversPreset": "cuda13.0"},
+         "fabric": {"type": "InfiniBand", "infiniband": {"fabric": "fabric-2"}}}]),
 ]  # fmt: skip
 # A None in a case means "leave the field out".
 for _document in VALID:
@@ -262,7 +304,64 @@ INVALID: list[tuple[str, Callable[[str], Doc], str]] = [
     ("cluster-fabric-off-eks",
      lambda n: _cluster(n, {"source": "GKE", "gke": {"region": "us-central1"}},
                         {"name": "gpu", "className": "l4", "nodeCount": 1, "fabric": EFA}),
-     "fabric and capacityBlock are for EKS pools only"),
+     "fabric EFA is for EKS pools only"),
+    ("cluster-infiniband-on-eks",
+     lambda n: _cluster(n, EKS, {"name": "gpu", "className": "l4", "fabric": {"type": "InfiniBand"}}),
+     "fabric InfiniBand is for AKS and Nebius pools"),
+    ("cluster-nebius-infiniband-without-its-fabric",
+     lambda n: _cluster(n, {"source": "Nebius", "nebius": {}},
+                        {"name": "gpu", "className": "h100", "fabric": {"type": "InfiniBand"}}),
+     "a Nebius InfiniBand pool names its fabric in fabric.infiniband.fabric"),
+    ("cluster-infiniband-block-without-infiniband",
+     lambda n: _cluster(n, {"source": "Nebius", "nebius": {}}, {
+         "name": "gpu", "className": "h100", "fabric": {"type": "None", "infiniband": {"fabric": "f"}}}),
+     "infiniband is only for fabric InfiniBand"),
+    ("cluster-capacity-block-off-eks",
+     lambda n: _cluster(n, {"source": "GKE", "gke": {"region": "us-central1"}}, {
+         "name": "gpu", "className": "l4", "capacityBlock": {"capacityReservationId": "cr-1"}}),
+     "capacityBlock is for EKS pools only"),
+    ("cluster-pool-named-system",
+     lambda n: _cluster(n, EKS, {"name": "system", "className": "l4"}),
+     "the pool name system is the provisioned system pool's"),
+    ("cluster-version-not-a-minor",
+     lambda n: _cluster(n, EKS | {"eks": {"region": "us-east-1", "kubernetesVersion": "latest"}}),
+     "should match"),
+    ("cluster-unknown-identity-type",
+     lambda n: _cluster(n, {"source": "Existing", "existing": {"secretRef": KUBECONFIG,
+                        "identitySecretRef": {"name": "x", "key": "token", "type": "Kerberos"}}}),
+     'Unsupported value: "Kerberos"'),
+    ("cloud-two-system-pools",
+     lambda n: _cloud("GKECluster", n, region="us-central1", nodePools=[
+         {"name": "a", "role": "System", "machineType": "e2-standard-4"},
+         {"name": "b", "role": "System", "machineType": "e2-standard-4"}]),
+     "at most one node pool has role System"),
+    ("cloud-system-pool-with-gpus",
+     lambda n: _cloud("EKSCluster", n, region="us-east-1", nodePools=[
+         {"name": "sys", "role": "System", "instanceType": "g6.xlarge",
+          "gpu": {"acceleratorType": "nvidia-l4"}}]),
+     "a System pool takes no gpu"),
+    ("cloud-gpu-pool-named-system",
+     lambda n: _cloud("VultrCluster", n, region="ewr", nodePools=[
+         {"name": "system", "plan": "vcg-l40s-16c-180g-48vram"}]),
+     "a GPU pool cannot be named system"),
+    ("cloud-nebius-infiniband-without-its-fabric",
+     lambda n: _cloud("NebiusCluster", n, nodePools=[
+         {"name": "gpu", "platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb",
+          "fabric": {"type": "InfiniBand"}}]),
+     "fabric InfiniBand needs infiniband.fabric"),
+    ("cloud-aks-fabric-unknown",
+     lambda n: _cloud("AKSCluster", n, location="westeurope", nodePools=[
+         {"name": "gpu", "vmSize": "Standard_ND96isr_H100_v5", "fabric": "EFA"}]),
+     'Unsupported value: "EFA"'),
+    ("serving-stack-secrets-without-kubeconfig",
+     lambda n: _cloud("ServingStack", n, secrets=[
+         {"type": "GoogleApplicationCredentials", "name": "sa", "key": "private_key"}]),
+     "secrets need the Kubeconfig Secret"),
+    ("serving-stack-two-kubeconfigs",
+     lambda n: _cloud("ServingStack", n, secrets=[
+         {"type": "Kubeconfig", "name": "a", "key": "kubeconfig"},
+         {"type": "Kubeconfig", "name": "b", "key": "kubeconfig"}]),
+     "one secret of each type"),
     ("cluster-min-above-node-count",
      lambda n: _cluster(n, EKS,
                         {"name": "gpu", "className": "l4", "nodeCount": 1, "minNodeCount": 2}),

@@ -182,6 +182,7 @@ SETUPS: dict[str, Callable[[], Settled]] = {
     "ModelEndpoint": _endpoint,
     "ModelReplica": _replica,
     "ModelService": _service,
+    "NebiusCluster": lambda: _composed("nebius", "NebiusCluster"),
     "ServingStack": lambda: _composed("eks", "ServingStack"),
     "VultrCluster": lambda: _composed("vultr", "VultrCluster"),
 }

@@ -28,7 +28,7 @@ XR: dict[str, Any] = {
                 "nodeCount": 1,
                 "zones": ["us-central1-a"],
                 "machineType": "g2-standard-8",
-                "accelerator": {"type": "nvidia-l4", "count": 1},
+                "gpu": {"acceleratorType": "nvidia-l4", "acceleratorCount": 1},
             }
         ],
     },
@@ -42,8 +42,19 @@ IDENTITY = {
 }
 
 
-def _run(observed: dict[str, Any]) -> fnv1.RunFunctionResponse:
-    return server.run(request(XR, observed=observed), registry.COMPOSERS)
+GCP_CONFIG = {
+    "apiVersion": "gcp.m.upbound.io/v1beta1",
+    "kind": "ClusterProviderConfig",
+    "metadata": {"name": "default"},
+    "spec": {"projectID": "my-project", "credentials": {"source": "Secret"}},
+}
+
+
+def _run(
+    observed: dict[str, Any], configs: list[dict[str, Any]] | None = None
+) -> fnv1.RunFunctionResponse:
+    required = {"credentials": [GCP_CONFIG] if configs is None else configs}
+    return server.run(request(XR, observed=observed, required=required), registry.COMPOSERS)
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,58 @@ def test_secrets_are_reported_only_once_their_sources_are_ready(case: Case) -> N
     status = kit.struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status.get("kubeconfigSecretRef") == case.want_kubeconfig
     assert status.get("identitySecretRef") == case.want_identity
-    assert status["cache"] == {"storageClassName": "enterprise-rwx"}
+    assert status["cache"] == {"storageClassName": "modelplane-rwx-filestore"}
     assert ("iam-container-admin" in rsp.desired.resources) is case.want_grant
+    # What goes on the cluster needs both its kubeconfig and the key to reach it with.
+    both = case.want_kubeconfig is not None and case.want_identity is not None
+    assert ("storage-class" in rsp.desired.resources) is both
+    assert ("kubernetes-provider-config" in rsp.desired.resources) is both
     got = conditions(rsp)
     assert (got["KubeconfigReady"][0] == "True") is (case.want_kubeconfig is not None)
     assert (got["IdentityReady"][0] == "True") is (case.want_identity is not None)
+
+
+def test_first_call_only_asks_for_the_provider_config() -> None:
+    rsp = server.run(request(XR), registry.COMPOSERS)
+    wanted = rsp.requirements.resources["credentials"]
+    assert (wanted.api_version, wanted.kind, wanted.match_name) == (
+        "gcp.m.upbound.io/v1beta1",
+        "ClusterProviderConfig",
+        "default",
+    )
+    assert len(rsp.desired.resources) == 0
+
+
+@pytest.mark.parametrize(
+    ("configs", "observed", "want"),
+    [
+        pytest.param([GCP_CONFIG], {}, "my-project.svc.id.goog", id="from-the-provider-config"),
+        pytest.param([], {"service-account": ACCOUNT}, "proj.svc.id.goog", id="from-the-account"),
+        pytest.param([], {}, None, id="unknown-yet"),
+    ],
+)
+def test_workload_identity_follows_the_project(
+    configs: list[dict[str, Any]], observed: dict[str, Any], want: str | None
+) -> None:
+    rsp = _run(observed, configs)
+    cluster = kit.struct_to_dict(rsp.desired.resources["cluster"].resource)["spec"]["forProvider"]
+    assert cluster.get("workloadIdentityConfig", {}).get("workloadPool") == want
+
+
+def test_what_is_on_the_cluster_stays_while_the_key_flaps() -> None:
+    ready = {"cluster": READY, "service-account-key": READY, "service-account": ACCOUNT}
+    first = _run(ready)
+    observed = {
+        **ready,
+        **{
+            k: {**kit.struct_to_dict(first.desired.resources[k].resource), **READY}
+            for k in ("storage-class", "kubernetes-provider-config")
+        },
+    }
+    observed["service-account-key"] = {"status": {"conditions": []}}
+    rsp = _run(observed)
+    assert "storage-class" in rsp.desired.resources
+    assert "kubernetes-provider-config" in rsp.desired.resources
 
 
 def test_defaults_fill_the_system_pool_and_version() -> None:
@@ -115,13 +173,14 @@ def test_the_getting_started_gke_cluster_renders(functions: render.Functions) ->
     assert gpu["nodeConfig"]["labels"]["modelplane.ai/pool"] == "gpu-l4"
     assert (
         gpu["nodeConfig"]["guestAccelerator"][0]["type"]
-        == xr["spec"]["nodePools"][0]["accelerator"]["type"]
+        == xr["spec"]["nodePools"][0]["gpu"]["acceleratorType"]
     )
     kinds = sorted({d["kind"] for d in out[1:]})
     assert kinds == [
         "Cluster",
         "Network",
         "NodePool",
+        "ProjectService",
         "ServiceAccount",
         "ServiceAccountKey",
         "Subnetwork",

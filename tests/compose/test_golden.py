@@ -31,7 +31,6 @@ SETUPS["InferenceClass"] = lambda: cases.Setup(
 
 
 def test_every_kind_has_a_golden_case() -> None:
-    # NebiusCluster has no function yet (registry); every kind that has one is covered.
     assert set(SETUPS) == set(registry.COMPOSERS)
 
 

@@ -45,21 +45,32 @@ def _cluster(source: str = "EKS", class_name: str = "l4-1x-g6") -> dict[str, Any
 
 
 def _run(
-    xr: dict[str, Any], observed: dict[str, Any] | None = None, classes: list[Any] | None = None
+    xr: dict[str, Any],
+    observed: dict[str, Any] | None = None,
+    classes: list[Any] | None = None,
+    replicas: list[Any] | None = None,
+    caches: list[Any] | None = None,
 ) -> fnv1.RunFunctionResponse:
-    req = request(
-        xr, observed=observed, required={"classes": [CLASS] if classes is None else classes}
-    )
-    return server.run(req, registry.COMPOSERS)
+    required = {
+        "classes": [CLASS] if classes is None else classes,
+        "replicas": replicas or [],
+        "caches": caches or [],
+    }
+    return server.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
 
 
 def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
     return dict(kit.struct_to_dict(rsp.desired.composite.resource).get("status", {}))
 
 
-def test_first_call_only_asks_for_the_classes() -> None:
+def test_first_call_only_asks_for_the_classes_and_what_uses_the_cluster() -> None:
     rsp = server.run(request(_cluster()), registry.COMPOSERS)
-    assert "classes" in rsp.requirements.resources
+    wanted = rsp.requirements.resources
+    assert sorted(wanted) == ["caches", "classes", "replicas"]
+    # Every namespace's replicas labelled with this cluster, and every cache.
+    assert dict(wanted["replicas"].match_labels.labels) == {"modelplane.ai/cluster": "eks-us-east"}
+    assert not wanted["replicas"].HasField("namespace")
+    assert (wanted["caches"].kind, dict(wanted["caches"].match_labels.labels)) == ("ModelCache", {})
     assert len(rsp.desired.resources) == 0
 
 
@@ -155,3 +166,137 @@ def test_missing_class_is_reported_and_keeps_the_running_cluster() -> None:
     assert conditions(rsp)["ClusterReady"][:2] == ("False", "ClassNotFound")
     warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
     assert warnings == ["pool gpu-l4: InferenceClass gone not found"]
+
+
+def _ready_cloud(status: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "x",
+        "kind": "GKECluster",
+        "metadata": {"name": "eks-us-east"},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}], **status},
+    }
+
+
+KUBECONFIG = {"name": "c-kubeconfig", "namespace": "modelplane-system", "key": "kubeconfig"}
+
+
+def test_provider_configs_pair_the_kubeconfig_with_the_identity_the_cloud_publishes() -> None:
+    identity = {
+        "name": "c-identity",
+        "namespace": "modelplane-system",
+        "key": "private_key",
+        "type": "GoogleApplicationCredentials",
+    }
+    cloud = _ready_cloud({"kubeconfigSecretRef": KUBECONFIG, "identitySecretRef": identity})
+    rsp = _run(_cluster(), observed={"cluster": cloud})
+    for key in ("provider-config-kubernetes", "provider-config-helm"):
+        spec = kit.struct_to_dict(rsp.desired.resources[key].resource)["spec"]
+        assert spec["credentials"]["secretRef"] == KUBECONFIG
+        assert spec["identity"] == {
+            "type": "GoogleApplicationCredentials",
+            "source": "Secret",
+            "secretRef": {
+                "name": "c-identity",
+                "namespace": "modelplane-system",
+                "key": "private_key",
+            },
+        }
+    bare = _run(_cluster(), observed={"cluster": _ready_cloud({"kubeconfigSecretRef": KUBECONFIG})})
+    spec = kit.struct_to_dict(bare.desired.resources["provider-config-helm"].resource)["spec"]
+    assert "identity" not in spec  # EKS, AKS, Vultr: the kubeconfig alone reaches the cluster
+
+
+def test_an_existing_cluster_may_reach_its_cluster_through_aws_web_identity() -> None:
+    xr = _cluster("Existing")
+    xr["spec"]["cluster"]["existing"] = {
+        "secretRef": {"name": "byo-kubeconfig"},  # key defaults to kubeconfig
+        "identitySecretRef": {
+            "name": "byo-token",
+            "key": "token",
+            "type": "AWSWebIdentityCredentials",
+        },
+    }
+    rsp = _run(xr)
+    spec = kit.struct_to_dict(rsp.desired.resources["provider-config-kubernetes"].resource)["spec"]
+    assert spec["credentials"]["secretRef"]["key"] == "kubeconfig"
+    assert spec["identity"]["type"] == "AWSWebIdentityCredentials"
+    assert spec["identity"]["secretRef"] == {
+        "name": "byo-token",
+        "namespace": "modelplane-system",
+        "key": "token",
+    }
+
+
+def test_the_cloud_block_passes_its_version_and_credentials_to_the_cloud_cluster() -> None:
+    xr = _cluster()
+    xr["spec"]["cluster"]["eks"] |= {
+        "kubernetesVersion": "1.36",
+        "credentials": {"kind": "ProviderConfig", "name": "team-a"},
+    }
+    eks = kit.struct_to_dict(_run(xr).desired.resources["cluster"].resource)["spec"]
+    assert eks["kubernetesVersion"] == "1.36"
+    assert eks["credentials"] == {"kind": "ProviderConfig", "name": "team-a"}
+
+
+def _replica(name: str, cluster: str, namespace: str = "ml-team") -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"modelplane.ai/cluster": cluster},
+        },
+    }
+
+
+def _cache(name: str, *clusters: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "status": {"clusters": [{"name": c, "phase": "Ready"} for c in clusters]},
+    }
+
+
+def test_nothing_uses_the_cluster_no_cluster_usage() -> None:
+    rsp = _run(_cluster(), caches=[_cache("other", "gke-us-central")])
+    assert "cluster-usage" not in rsp.desired.resources
+    assert conditions(rsp)["InUse"][:2] == ("False", "Unused")
+
+
+def test_replicas_and_caches_hold_the_cluster_with_a_cluster_usage() -> None:
+    rsp = _run(
+        _cluster(),
+        replicas=[_replica("qwen-92535", "eks-us-east"), _replica("b", "eks-us-east", "team-b")],
+        caches=[_cache("qwen", "eks-us-east", "gke-us-central"), _cache("other", "gke-us-central")],
+    )
+    usage = kit.struct_to_dict(rsp.desired.resources["cluster-usage"].resource)
+    assert usage["apiVersion"] == "protection.crossplane.io/v1beta1"
+    assert usage["kind"] == "ClusterUsage"
+    assert usage["metadata"] == {"name": "eks-us-east-in-use"}  # cluster-scoped, like its cluster
+    assert usage["spec"]["of"] == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "resourceRef": {"name": "eks-us-east"},
+    }
+    assert usage["spec"]["replayDeletion"] is True
+    assert usage["spec"]["reason"]
+    # Ready once it exists: a Usage has no readiness of its own.
+    again = _run(
+        _cluster(), observed={"cluster-usage": usage}, replicas=[_replica("a", "eks-us-east")]
+    )
+    assert again.desired.resources["cluster-usage"].ready == fnv1.READY_TRUE
+    status, reason, message = conditions(rsp)["InUse"]
+    assert (status, reason) == ("True", "InUse")
+    assert message == (
+        "deletion is blocked: used by ModelCache ml-team/qwen; ModelReplica ml-team/qwen-92535; "
+        "ModelReplica team-b/b"
+    )
+
+
+def test_the_last_user_gone_the_cluster_usage_goes() -> None:
+    held = _run(_cluster(), replicas=[_replica("qwen-92535", "eks-us-east")])
+    usage = kit.struct_to_dict(held.desired.resources["cluster-usage"].resource)
+    rsp = _run(_cluster(), observed={"cluster-usage": usage})
+    assert "cluster-usage" not in rsp.desired.resources  # Crossplane deletes it: delete works

@@ -117,7 +117,7 @@ def test_nothing_matched_is_a_condition_and_a_warning() -> None:
 
 def test_staging_goes_step_by_step_until_ready() -> None:
     rsp = _run(clusters=[EKS])
-    assert sorted(rsp.desired.resources) == ["eks-us-namespace", "eks-us-usage"]
+    assert sorted(rsp.desired.resources) == ["eks-us-namespace"]
     assert _phases(rsp) == {"eks-us": "Pending"}
 
     observed = {"eks-us-namespace": _ready("ns")}
@@ -126,7 +126,6 @@ def test_staging_goes_step_by_step_until_ready() -> None:
         "eks-us-claim",
         "eks-us-namespace",
         "eks-us-secret",
-        "eks-us-usage",
     ]
     assert _phases(rsp) == {"eks-us": "Pending"}
 
@@ -142,6 +141,46 @@ def test_staging_goes_step_by_step_until_ready() -> None:
     assert _status(rsp)["summary"] == {"ready": "1/1"}
     assert conditions(rsp)["ArtifactReady"][:2] == ("True", "Staged")
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
+
+
+def _staged_claim(xr: Doc = CACHE) -> tuple[dict[str, Doc], Doc]:
+    """Return a cluster's Objects the moment its Job completes, and the claim composed then."""
+    observed = {
+        "eks-us-namespace": _ready("ns"),
+        "eks-us-claim": _ready("pvc"),
+        "eks-us-secret": _ready("secret"),
+        "eks-us-hydrate": _ready("job"),
+    }
+    rsp = _run(xr, clusters=[EKS], observed=observed)
+    return observed, _resource(rsp, "eks-us-claim")
+
+
+def test_staged_cluster_loses_its_job_and_token_secret_but_keeps_its_weights() -> None:
+    observed, _ = _staged_claim()
+    rsp = _run(clusters=[EKS], observed=observed)
+    assert sorted(rsp.desired.resources) == ["eks-us-claim", "eks-us-namespace"]
+    assert _phases(rsp) == {"eks-us": "Ready"}
+    claim = _resource(rsp, "eks-us-claim")
+    assert "modelplane.ai/staged" in claim["metadata"]["annotations"]
+    assert claim["spec"]["forProvider"]["manifest"]["kind"] == "PersistentVolumeClaim"
+
+
+def test_staged_cluster_stays_ready_once_the_job_is_gone() -> None:
+    _, claim = _staged_claim()
+    observed = {"eks-us-namespace": _ready("ns"), "eks-us-claim": {**claim, **_ready("pvc")}}
+    observed["eks-us-claim"]["metadata"] = claim["metadata"]
+    rsp = _run(clusters=[EKS], observed=observed)
+    assert _phases(rsp) == {"eks-us": "Ready"}
+    assert sorted(rsp.desired.resources) == ["eks-us-claim", "eks-us-namespace"]
+    assert conditions(rsp)["ArtifactReady"][:2] == ("True", "Staged")
+
+    revised = copy.deepcopy(CACHE)
+    revised["spec"]["huggingFace"]["revision"] = "v2"
+    again = _run(revised, clusters=[EKS], observed=observed)
+    assert _phases(again) == {"eks-us": "Pending"}, "a new revision stages again"
+    assert "eks-us-secret" in again.desired.resources, "with the token copied back"
+    annotations = _resource(again, "eks-us-claim")["metadata"].get("annotations", {})
+    assert "modelplane.ai/staged" not in annotations
 
 
 def test_vultr_fails_with_the_reason_and_gets_no_pvc() -> None:
@@ -183,7 +222,6 @@ def test_a_cluster_that_leaves_the_selector_is_no_longer_staged_to() -> None:
         "eks-us-claim",
         "eks-us-namespace",
         "eks-us-secret",
-        "eks-us-usage",
     ]
     assert _phases(one) == {"eks-us": "Pending"}, "its Secret is not propagated yet"
 
@@ -295,7 +333,6 @@ def test_rendered_objects_validate_against_real_schemas(functions: render.Functi
     assert {o["spec"]["forProvider"]["manifest"]["kind"] for o in objects} == {
         "Namespace", "PersistentVolumeClaim", "Secret", "Job",
     }  # fmt: skip
-    # batch/v1 (the Job) is not among the pinned schemas, so it is left out here.
-    docs = [d for d in schemas.unwrap(objects) if d.get("kind") != "Job"]
+    docs = schemas.unwrap(objects)
     report = schemas.validate(docs)
     assert report.ok, "\n".join(report.failures + report.missing) or report.output

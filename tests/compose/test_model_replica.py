@@ -209,15 +209,8 @@ def test_engines_mount_the_cache_pvc_and_say_when_it_is_not_ready(
 
 
 def test_a_serving_replica_is_ready_while_its_cache_restages() -> None:
-    keys = [
-        "engine-llm-service",
-        "engine-llm-standalone-claims",
-        "engine-llm-workload",
-        "namespace",
-        "route",
-    ]
     required = {"cluster": [cluster()], "model-cache": [cache("Hydrating")]}
-    observed = {k: object_state() for k in keys}
+    observed = {k: object_state() for k in KEYS}
     rsp = run(xr(cache="weights"), required=required, observed=observed)
     assert conditions(rsp)["ModelReady"][:2] == ("True", "Available")
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
@@ -233,21 +226,8 @@ def test_composes_every_object_through_the_clusters_provider_config() -> None:
     }
     rsp = run(xr(), required={"cluster": [cluster(**status)]})
     found = desired(rsp)
-    holding = found.pop("cluster-usage")
-    assert set(found) == {
-        "engine-llm-service",
-        "engine-llm-standalone-claims",
-        "engine-llm-workload",
-        "namespace",
-        "route",
-    }
-    assert holding["kind"] == "Usage"
-    assert holding["spec"]["of"] == {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceCluster",
-        "resourceRef": {"name": "eks"},
-    }
-    assert holding["spec"]["by"]["kind"] == "ModelReplica"
+    # The InferenceCluster holds itself (a ClusterUsage) while replicas use it: no Usage here.
+    assert set(found) == set(KEYS)
     for key, item in found.items():
         assert item["kind"] == "Object", key
         assert item["spec"]["providerConfigRef"] == {
@@ -308,9 +288,18 @@ KEYS = (
     "engine-llm-service",
     "engine-llm-standalone-claims",
     "engine-llm-workload",
+    "epp-config",
+    "epp-deployment",
+    "epp-role",
+    "epp-role-binding",
+    "epp-service",
+    "epp-service-account",
+    "inference-pool",
     "namespace",
     "route",
 )
+"""Every Object a one-engine Unified replica composes: its engine, and the endpoint
+picker and InferencePool its route goes through."""
 
 
 @dataclass

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
@@ -48,7 +51,7 @@ def _run(xr: Doc = STACK, observed: dict[str, Doc] | None = None) -> fnv1.RunFun
 def _everything(xr: Doc = STACK, *, address: str | None = ADDRESS) -> dict[str, Doc]:
     """Return every step of the stack observed ready, the Gateway with ``address``."""
     observed: dict[str, Doc] = {}
-    for _ in range(5):  # each call composes the next steps
+    for _ in range(8):  # each call composes the next steps
         rsp = _run(xr, observed)
         observed = {key: _ready() for key in rsp.desired.resources}
     observed[stack.GATEWAY_KEY] = _ready(address=address)
@@ -62,12 +65,14 @@ def _resource(rsp: fnv1.RunFunctionResponse, key: str) -> Doc:
 def test_first_call_installs_what_needs_nothing() -> None:
     rsp = _run()
     assert sorted(rsp.desired.resources) == [
+        "ai-gateway-crds",
         "aws-dranet",
         "cert-manager",
+        "dra-driver-namespace",
         "gateway-api-crds",
         "lws",
         "namespace",
-        "nvidia-dra-driver-gpu",
+        "node-feature-discovery",
         "prometheus",
     ]
     status, reason, message = conditions(rsp)["ComponentsReady"]
@@ -175,16 +180,141 @@ def test_renders_with_crank(functions: render.Functions) -> None:
     assert ready["ComponentsReady"]["reason"] == "Installing"
 
 
+REFERENCE = render.ROOT.parent / "shared" / "docs" / "reference" / "servingstacks.yaml"
+SHARED_HELM_CRDS = render.ROOT.parent / "shared" / "crds" / "helm"
+
+
+def _reference() -> Doc:
+    if not REFERENCE.exists():
+        pytest.skip(f"{REFERENCE} is not here")
+    doc: Doc = yaml.safe_load(REFERENCE.read_text())
+    return doc
+
+
+def test_reference_stack_builds_its_provider_configs_from_its_secrets() -> None:
+    xr = _reference()
+    rsp = _run(xr)
+    helm, kubernetes = (
+        _resource(rsp, k) for k in ("provider-config-helm", "provider-config-kubernetes")
+    )
+    assert (helm["apiVersion"], kubernetes["apiVersion"]) == (
+        "helm.m.crossplane.io/v1beta1",
+        "kubernetes.m.crossplane.io/v1alpha1",
+    )
+    for config in (helm, kubernetes):
+        assert config["kind"] == "ProviderConfig"
+        assert config["metadata"]["namespace"] == "platform"
+        assert config["spec"]["credentials"]["secretRef"] == {
+            "key": "kubeconfig",
+            "name": "west-gke-kubeconfig",
+            "namespace": "platform",
+        }
+        assert config["spec"]["identity"] == {
+            "secretRef": {"key": "private_key", "name": "west-gke-sa-key", "namespace": "platform"},
+            "source": "Secret",
+            "type": "GoogleApplicationCredentials",
+        }
+    ref = {"kind": "ProviderConfig", "name": "west-gke-stack"}
+    releases = [k for k in rsp.desired.resources if _resource(rsp, k)["kind"] == "Release"]
+    assert releases
+    for key in releases:
+        assert _resource(rsp, key)["spec"]["providerConfigRef"] == ref, key
+    charts = {k: _resource(rsp, k)["spec"]["forProvider"]["chart"]["version"] for k in releases}
+    assert charts["cert-manager"] == "v1.17.1", "spec.versions.certManager"
+    assert charts["gateway-api-crds"] == "v1.8.1", "the CRD chart follows envoyGateway"
+    assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING], (
+        "gatewayApi v1.5.1 is the bundle Envoy Gateway's CRD chart installs"
+    )
+
+
+def test_reference_stack_installs_everything_with_its_listeners() -> None:
+    xr = _reference()
+    observed = _everything(xr)
+    rsp = _run(xr, observed)
+    assert conditions(rsp)["ComponentsReady"][:2] == ("True", "Installed")
+    envoy = _resource(rsp, "envoy-gateway")["spec"]["forProvider"]["chart"]
+    assert envoy["version"] == "v1.8.1", "spec.versions.envoyGateway"
+    gateway = _resource(rsp, "gateway")["spec"]["forProvider"]["manifest"]
+    assert [
+        (lst["name"], lst["port"], lst["protocol"]) for lst in gateway["spec"]["listeners"]
+    ] == [("http", 80, "HTTP")]
+
+
+@pytest.mark.crank
+def test_reference_stack_renders_with_crossplane(functions: render.Functions) -> None:
+    out = render.render(_reference(), functions)
+    composed = out[1:]
+    assert {(d["apiVersion"], d["kind"]) for d in composed} == {
+        ("helm.m.crossplane.io/v1beta1", "ProviderConfig"),
+        ("helm.m.crossplane.io/v1beta1", "Release"),
+        ("kubernetes.m.crossplane.io/v1alpha1", "Object"),
+        ("kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig"),
+    }
+    assert all(d["metadata"]["namespace"] == "platform" for d in composed)
+
+
+def test_without_a_provider_config_or_secrets_the_stack_uses_its_namesake() -> None:
+    xr = copy.deepcopy(STACK)
+    del xr["spec"]["providerConfigRef"]
+    del xr["spec"]["cloud"]
+    rsp = _run(xr)
+    assert "provider-config-helm" not in rsp.desired.resources
+    assert _resource(rsp, "cert-manager")["spec"]["providerConfigRef"] == {
+        "kind": "ClusterProviderConfig",
+        "name": "eks-us-east",
+    }
+    assert "aws-dranet" not in rsp.desired.resources, "no cloud: Existing"
+
+
+def test_versions_name_components_and_warn_about_what_they_cannot_do() -> None:
+    xr = copy.deepcopy(STACK)
+    xr["spec"]["versions"] = {"gatewayApi": "v1.4.0", "lws": "0.7.0", "nothing": "v1"}
+    xr["spec"]["components"] = {"leaderWorkerSet": {"version": "0.9.0"}}
+    rsp = _run(xr)
+    assert _resource(rsp, "lws")["spec"]["forProvider"]["chart"]["version"] == "0.9.0", (
+        "components.<name>.version wins over versions.<name>"
+    )
+    crds = _resource(rsp, "gateway-api-crds")["spec"]["forProvider"]["chart"]["version"]
+    assert crds == stack.CHARTS["gateway-api-crds"].version
+    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert any("spec.versions.gatewayApi is v1.4.0" in w for w in warnings)
+    assert any("spec.versions.nothing names no component" in w for w in warnings)
+
+
+def _validation_root(tmp: Path) -> Path:
+    """Return a schema root of the pinned schemas plus provider-helm's CRDs."""
+    if not SHARED_HELM_CRDS.is_dir():
+        pytest.skip(f"{SHARED_HELM_CRDS} is not here")
+    shutil.copytree(schemas.SCHEMAS / "openapi", tmp / "openapi")
+    shutil.copytree(schemas.SCHEMAS / "crds", tmp / "crds")
+    for crd in SHARED_HELM_CRDS.glob("*.yaml"):
+        shutil.copy(crd, tmp / "crds" / crd.name)
+    shutil.copy(schemas.SCHEMAS / "modules.txt", tmp / "modules.txt")
+    return tmp
+
+
 @pytest.mark.crank
 @pytest.mark.skipif(not schemas.available(), reason="schemas not fetched: tools/schemas/fetch.sh")
-def test_composed_objects_validate_against_real_schemas() -> None:
-    plan = stack.plan(
-        stack.Stack("aks", "modelplane-system", stack.Cloud.AKS, stack.ProviderConfig("aks"))
+def test_composed_resources_validate_against_real_schemas(tmp_path: Path) -> None:
+    credentials = stack.Credentials(
+        stack.SecretKey("kubeconfig", "kubeconfig"),
+        "GoogleApplicationCredentials",
+        stack.SecretKey("sa", "key"),
     )
-    objects = [s.resource for s in plan if s.resource["kind"] == "Object"]
-    # batch/v1, storage.k8s.io/v1 and Envoy Gateway's CRDs are not among the pinned schemas.
-    docs = [
-        d for d in schemas.unwrap(objects) if d["kind"] not in {"Job", "StorageClass", "EnvoyProxy"}
-    ]
-    report = schemas.validate(docs)
+    listeners = (stack.Listener("http", 80), stack.Listener("https", 443, "HTTPS"))
+    stacks = [
+        stack.Stack("aks", "modelplane-system", stack.Cloud.AKS, stack.ProviderConfig("aks")),
+        stack.Stack("eks", "modelplane-system", stack.Cloud.EKS, stack.ProviderConfig("eks")),
+        stack.Stack(
+            "west", "platform", stack.Cloud.GKE, stack.ProviderConfig("west", "ProviderConfig"),
+            credentials=credentials, listeners=listeners,
+        ),
+    ]  # fmt: skip
+    resources = [s.resource for one in stacks for s in stack.plan(one)]
+    assert {r["kind"] for r in resources} == {"Object", "ProviderConfig", "Release"}
+    docs = schemas.unwrap(resources)
+    assert {"Job", "StorageClass", "EnvoyProxy", "ResourceQuota", "Gateway"} <= {
+        d["kind"] for d in docs
+    }
+    report = schemas.validate(docs, _validation_root(tmp_path))
     assert report.ok, "\n".join(report.failures + report.missing) or report.output

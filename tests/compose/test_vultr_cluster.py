@@ -11,7 +11,7 @@ from modelplane.compose import _kit as kit
 from modelplane.dev import render
 
 from tests.compose.test_aks_cluster import _composed_cloud_xr
-from tests.requests import request
+from tests.requests import conditions, request
 
 PLATFORM = render.ROOT / "examples/getting-started/build-the-platform/vultr/platform.yaml"
 XR: dict[str, Any] = {
@@ -25,14 +25,12 @@ XR: dict[str, Any] = {
 }
 
 
-def _cluster(ready: str | None, cluster_id: str | None = None) -> dict[str, Any]:
+def _cluster(ready: str | None) -> dict[str, Any]:
     status: dict[str, Any] = {}
     if ready is not None:
         status["conditions"] = [{"type": "Ready", "status": ready}]
-    if cluster_id is not None:
-        status["atProvider"] = {"id": cluster_id}
     return {
-        "apiVersion": "x",
+        "apiVersion": "vke.vultr.m.upbound.io/v1beta1",
         "kind": "Kubernetes",
         "metadata": {"name": "vultr-ewr"},
         "status": status,
@@ -40,28 +38,26 @@ def _cluster(ready: str | None, cluster_id: str | None = None) -> dict[str, Any]
 
 
 @pytest.mark.parametrize(
-    ("observed", "keys", "kubeconfig"),
+    ("observed", "kubeconfig"),
     [
-        pytest.param(None, ["cluster"], False, id="nothing-observed"),
-        pytest.param(
-            {"cluster": _cluster("False", "c-1")}, ["cluster", "pool-gpu-l40s"], False, id="has-id"
-        ),
-        pytest.param(
-            {"cluster": _cluster("True", "c-1")}, ["cluster", "pool-gpu-l40s"], True, id="ready"
-        ),
+        pytest.param(None, False, id="nothing-observed"),
+        pytest.param({"cluster": _cluster("False")}, False, id="not-ready"),
+        pytest.param({"cluster": _cluster("True")}, True, id="ready"),
     ],
 )
-def test_pools_wait_for_the_id_and_the_kubeconfig_for_readiness(
-    observed: dict[str, Any] | None, keys: list[str], kubeconfig: bool
+def test_pools_reference_the_cluster_and_the_kubeconfig_waits_for_readiness(
+    observed: dict[str, Any] | None, kubeconfig: bool
 ) -> None:
     rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
-    assert sorted(rsp.desired.resources) == keys
+    # A pool references the cluster: the provider attaches it once the cluster exists.
+    assert sorted(rsp.desired.resources) == ["cluster", "pool-gpu-l40s"]
     status = kit.struct_to_dict(rsp.desired.composite.resource).get("status", {})
     assert ("kubeconfigSecretRef" in status) is kubeconfig
     assert "cache" not in status  # no RWX storage on Vultr
-    if "pool-gpu-l40s" in keys:
-        pool = kit.struct_to_dict(rsp.desired.resources["pool-gpu-l40s"].resource)
-        assert pool["spec"]["forProvider"]["clusterId"] == "c-1"
+    pool = kit.struct_to_dict(rsp.desired.resources["pool-gpu-l40s"].resource)
+    assert pool["kind"] == "KubernetesNodePool"
+    assert pool["spec"]["forProvider"]["clusterIdRef"] == {"name": "vultr-ewr"}
+    assert conditions(rsp)["KubeconfigReady"][0] == ("True" if kubeconfig else "False")
 
 
 def test_malformed_spec_is_a_fatal_result_not_a_crash() -> None:
@@ -74,5 +70,6 @@ def test_getting_started_vultr_cluster_renders(functions: render.Functions) -> N
     xr = _composed_cloud_xr(functions, PLATFORM, "VultrCluster")
     out = render.render(xr, functions)
     kinds = sorted(d["kind"] for d in out[1:] if d.get("kind") != "Event")
-    assert kinds == ["Kubernetes"]  # GPU pools wait for the cluster's id
-    assert out[1]["spec"]["forProvider"]["region"] == xr["spec"]["region"]
+    assert kinds == ["Kubernetes", "KubernetesNodePool"]
+    cluster = next(d for d in out if d["kind"] == "Kubernetes")
+    assert cluster["spec"]["forProvider"]["region"] == xr["spec"]["region"]

@@ -80,6 +80,30 @@ def _cloud_cluster(platform: str) -> Setup:
     return Setup(composed, Store())
 
 
+NEBIUS_PLATFORM = "examples/getting-started/build-the-platform/nebius/platform.yaml"
+NEBIUS_CONFIG = {
+    "apiVersion": "nebius.m.upbound.io/v1beta1",
+    "kind": "ClusterProviderConfig",
+    "metadata": {"name": "default"},
+    "spec": {
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {
+                "name": "nebius-credentials",
+                "namespace": "crossplane-system",
+                "key": "credentials.json",
+            },
+        },
+        "identity": {"type": "ServiceAccount"},
+    },
+}
+
+
+def _nebius_cluster() -> Setup:
+    """The NebiusCluster as the InferenceCluster composes it; its provider config exists."""
+    return Setup(_cloud_cluster(NEBIUS_PLATFORM).xr, Store([NEBIUS_CONFIG]))
+
+
 def _deployment() -> Setup:
     xr = loop.find(loop.load("examples/getting-started/model-deployment.yaml"), "ModelDeployment")
     return Setup(xr, Store(loop.load(FLEET_CLUSTER)))
@@ -180,6 +204,8 @@ CASES = [
     ("GKECluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/gke/platform.yaml"), "cluster not Ready", _unready("cluster")),
     ("VultrCluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/vultr/platform.yaml"), "cluster id gone", _observed_status("cluster", "atProvider", "id")),
     ("AKSCluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/aks/platform.yaml"), "cluster not Ready", _unready("cluster")),
+    ("NebiusCluster", _nebius_cluster, "cluster not Ready", _unready("cluster")),
+    ("NebiusCluster", _nebius_cluster, "provider config deleted", _empty_store),
     # ModelDeployment: edits that cannot be satisfied, and a fleet that flaps.
     ("ModelDeployment", _deployment, "selector does not compile", _selector("device.capacity[")),
     ("ModelDeployment", _deployment, "selector fails at evaluation", _selector('device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1.5.5Gi")) >= 0')),

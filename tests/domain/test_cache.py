@@ -76,9 +76,28 @@ CASES = [
          _seen("eks", namespace=READY, claim=READY, secret=READY), GATED,
          phase=Phase.HYDRATING, reason=Reason.HYDRATING,
          steps=(Step.NAMESPACE, Step.CLAIM, Step.SECRET, Step.HYDRATE)),
-    Case("job-complete-is-ready", EKS,
+    Case("job-complete-is-ready-and-released", EKS,
          _seen("eks", namespace=READY, claim=READY, hydrate=READY), phase=Phase.READY,
-         reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM, Step.HYDRATE)),
+         reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM)),
+    Case("gated-staged-releases-the-secret-too", EKS,
+         _seen("eks", namespace=READY, claim=READY, secret=READY, hydrate=READY), GATED,
+         phase=Phase.READY, reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM)),
+    Case("staged-claim-stays-ready-with-no-job", EKS,
+         _seen("eks", namespace=READY, claim=Observed(ready=True, staged=OPEN.source.digest())),
+         phase=Phase.READY, reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM),
+         detail="Qwen/Qwen3-8B is staged"),
+    Case("new-source-stages-again", EKS,
+         _seen("eks", namespace=READY, claim=Observed(ready=True, staged="0123abcd")),
+         phase=Phase.HYDRATING, reason=Reason.HYDRATING,
+         steps=(Step.NAMESPACE, Step.CLAIM, Step.HYDRATE)),
+    Case("new-gated-source-needs-its-secret-again", EKS,
+         _seen("eks", namespace=READY, claim=Observed(ready=True, staged="0123abcd")), GATED,
+         steps=(Step.NAMESPACE, Step.CLAIM, Step.SECRET)),
+    Case("an-earlier-sources-job-does-not-count", EKS,
+         _seen("eks", namespace=READY, claim=READY,
+               hydrate=Observed(ready=True, applies="qwen-hydrate-0123abcd")),
+         phase=Phase.HYDRATING, reason=Reason.HYDRATING,
+         steps=(Step.NAMESPACE, Step.CLAIM, Step.HYDRATE)),
     Case("job-failed", EKS,
          _seen("eks", namespace=READY, claim=READY,
                hydrate=Observed(failed=True, message="backoff limit reached")),
@@ -87,9 +106,9 @@ CASES = [
     Case("kept-claim-while-namespace-flaps", EKS, _seen("eks", namespace=CREATED, claim=READY),
          phase=Phase.HYDRATING, reason=Reason.HYDRATING,
          steps=(Step.NAMESPACE, Step.CLAIM, Step.HYDRATE)),
-    Case("kept-job-while-claim-flaps", EKS,
+    Case("completed-job-while-claim-flaps", EKS,
          _seen("eks", namespace=READY, claim=CREATED, hydrate=READY), phase=Phase.READY,
-         reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM, Step.HYDRATE)),
+         reason=Reason.STAGED, steps=(Step.NAMESPACE, Step.CLAIM)),
     Case("another-clusters-objects-do-not-count", EKS, _seen("gke", namespace=READY, claim=READY),
          steps=(Step.NAMESPACE,)),
 ]  # fmt: skip
@@ -102,11 +121,33 @@ def test_stage(case: Case) -> None:
     want_keys = sorted(cache.key(case.cluster.name, s) for s in case.steps)
     assert sorted(c.key for c in staging.composed) == want_keys
     assert case.detail in staging.detail
+    released = (Step.SECRET, Step.HYDRATE) if case.phase is Phase.READY else ()
+    assert staging.released == released
     for item in staging.composed:
         assert item.resource["spec"]["providerConfigRef"] == {
             "kind": "ClusterProviderConfig",
             "name": case.cluster.provider_config,
         }
+
+
+def test_staged_claim_remembers_what_it_holds() -> None:
+    staged = cache.stage(OPEN, EKS, _seen("eks", namespace=READY, claim=READY, hydrate=READY))
+    claim = next(c for c in staged.composed if c.key == "eks-claim").resource
+    assert claim["metadata"]["annotations"] == {"modelplane.ai/staged": OPEN.source.digest()}
+    again = cache.stage(OPEN, EKS, _seen("eks", namespace=READY, claim=Observed(
+        ready=True, staged=OPEN.source.digest())))  # fmt: skip
+    assert again == staged, "the next reconcile, with the Job gone, composes the same"
+    hydrating = cache.stage(OPEN, EKS, _seen("eks", namespace=READY, claim=READY))
+    hydrating_claim = next(c for c in hydrating.composed if c.key == "eks-claim").resource
+    assert "annotations" not in hydrating_claim["metadata"], "not staged until the Job is done"
+    assert claim["spec"] == hydrating_claim["spec"], "the PVC itself does not change"
+
+
+def test_a_failed_job_is_kept_for_its_logs() -> None:
+    failed = Observed(failed=True, message="backoff limit reached")
+    staging = cache.stage(OPEN, EKS, _seen("eks", namespace=READY, claim=READY, hydrate=failed))
+    assert staging.released == ()
+    assert "eks-hydrate" in {c.key for c in staging.composed}
 
 
 def _manifest(staging: cache.Staging, step: Step) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from modelplane.compose import _clouds, aks_cluster
 from modelplane.domain.clouds import aks, common
 
 SPEC: dict[str, Any] = {
@@ -15,8 +16,13 @@ SPEC: dict[str, Any] = {
 }
 
 
+def _cluster(name: str = "aks-westeurope", **changes: Any) -> common.CloudCluster:
+    xr = {"metadata": {"name": name, "namespace": "modelplane-system"}, "spec": {**SPEC, **changes}}
+    return _clouds.read_cluster(xr, xr["spec"], aks_cluster.SHAPE)
+
+
 def _resources(**changes: Any) -> dict[str, dict[str, Any]]:
-    return aks.resources("aks-westeurope", "modelplane-system", {**SPEC, **changes})
+    return aks.resources(_cluster(**changes))
 
 
 def test_composes_the_network_the_cluster_and_one_pool_per_gpu_pool() -> None:
@@ -52,7 +58,7 @@ def test_cluster_keeps_its_local_account_and_writes_its_kubeconfig() -> None:
     ("spec", "want"),
     [
         pytest.param({}, {}, id="defaults-omit-version"),
-        pytest.param({"version": "1.31"}, {"kubernetesVersion": "1.31"}, id="version"),
+        pytest.param({"kubernetesVersion": "1.34"}, {"kubernetesVersion": "1.34"}, id="version"),
     ],
 )
 def test_cluster_version(spec: dict[str, Any], want: dict[str, Any]) -> None:
@@ -61,26 +67,37 @@ def test_cluster_version(spec: dict[str, Any], want: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("pool", "want"),
+    ("pool", "want", "init"),
     [
-        pytest.param({"nodeCount": 2}, {"nodeCount": 2}, id="fixed-size"),
+        pytest.param({"nodeCount": 2}, {"nodeCount": 2}, None, id="fixed-size"),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 2, "maxNodeCount": 2},
+            {"nodeCount": 2},
+            None,
+            id="floor-is-ceiling",
+        ),
         pytest.param(
             {"nodeCount": 1, "minNodeCount": 1, "maxNodeCount": 4},
-            {"nodeCount": 1, "autoScalingEnabled": True, "minCount": 1, "maxCount": 4},
+            {"autoScalingEnabled": True, "minCount": 1, "maxCount": 4},
+            {"nodeCount": 1},
             id="autoscaled",
         ),
         pytest.param(
             {"nodeCount": 0, "maxNodeCount": 2},
-            {"nodeCount": 0, "autoScalingEnabled": True, "minCount": 0, "maxCount": 2},
+            {"autoScalingEnabled": True, "minCount": 0, "maxCount": 2},
+            {"nodeCount": 0},
             id="scale-from-zero",
         ),
     ],
 )
-def test_gpu_pool_scaling(pool: dict[str, Any], want: dict[str, Any]) -> None:
+def test_gpu_pool_scaling(
+    pool: dict[str, Any], want: dict[str, Any], init: dict[str, Any] | None
+) -> None:
     raw = {"name": "gpuh100", "vmSize": "Standard_ND96isr_H100_v5", **pool}
-    for_provider = _resources(nodePools=[raw])["pool-gpuh100"]["spec"]["forProvider"]
+    spec = _resources(nodePools=[raw])["pool-gpuh100"]["spec"]
     keys = ("nodeCount", "autoScalingEnabled", "minCount", "maxCount")
-    assert {k: for_provider[k] for k in keys if k in for_provider} == want
+    assert {k: spec["forProvider"][k] for k in keys if k in spec["forProvider"]} == want
+    assert spec.get("initProvider") == init  # the autoscaler owns the count once created
 
 
 def test_gpu_pool_is_labelled_tainted_and_named_after_the_pool() -> None:
@@ -94,6 +111,25 @@ def test_gpu_pool_is_labelled_tainted_and_named_after_the_pool() -> None:
     )
     assert for_provider["kubernetesClusterIdRef"] == {"name": "aks-westeurope"}
     assert pool["metadata"]["annotations"] == {"crossplane.io/external-name": "gpua10"}
+
+
+def test_a_declared_system_pool_is_the_default_node_pool() -> None:
+    system = {"name": "system", "role": "System", "vmSize": "Standard_D8s_v5", "nodeCount": 2}
+    out = _resources(nodePools=[system, *SPEC["nodePools"]])
+    default = out["cluster"]["spec"]["forProvider"]["defaultNodePool"]
+    assert (default["name"], default["vmSize"], default["nodeCount"]) == (
+        "system",
+        "Standard_D8s_v5",
+        2,
+    )
+    assert default["nodeLabels"] == {"modelplane.ai/system": "true"}
+    assert sorted(k for k in out if k.startswith("pool-")) == ["pool-gpua10"]
+
+
+def test_an_infiniband_pool_is_labelled_with_its_fabric() -> None:
+    raw = {**SPEC["nodePools"][0], "fabric": "InfiniBand"}
+    labels = _resources(nodePools=[raw])["pool-gpua10"]["spec"]["forProvider"]["nodeLabels"]
+    assert labels == {"modelplane.ai/pool": "gpua10", "modelplane.ai/fabric": "infiniband"}
 
 
 def test_credentials_select_the_provider_config() -> None:
@@ -114,7 +150,10 @@ def test_credentials_select_the_provider_config() -> None:
     ],
 )
 def test_status_reports_the_kubeconfig_once_ready(ready: bool, want: Any) -> None:
-    status = aks.status("aks-westeurope", "ns", ready)
+    cluster = _cluster()
+    status = aks.status(cluster, ready)
+    if want is not None:
+        want = {**want, "namespace": cluster.namespace}
     assert status.get("kubeconfigSecretRef") == want
     assert status["cache"] == {"storageClassName": "modelplane-rwx-fs"}
 

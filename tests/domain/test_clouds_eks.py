@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import json
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
@@ -58,7 +59,7 @@ def _subnet_names(refs: list[dict[str, str]]) -> list[str]:
 def test_every_kind_is_composed_once_per_zone_or_cluster() -> None:
     manifests = eks.resources(_cluster(L4, H200))
     kinds = Counter((m["apiVersion"].split("/")[0], m["kind"]) for m in manifests.values())
-    zones = 2  # the pools name b and c: two zones need no padding
+    zones = 3  # the pools name b and c: the region's a pads them to three
     assert kinds == {
         ("ec2.aws.m.upbound.io", "VPC"): 1,
         ("ec2.aws.m.upbound.io", "InternetGateway"): 1,
@@ -71,10 +72,15 @@ def test_every_kind_is_composed_once_per_zone_or_cluster() -> None:
         ("ec2.aws.m.upbound.io", "SecurityGroup"): 1,
         ("ec2.aws.m.upbound.io", "SecurityGroupIngressRule"): 1,
         ("ec2.aws.m.upbound.io", "LaunchTemplate"): 1,
-        ("iam.aws.m.upbound.io", "Role"): 2,
-        ("iam.aws.m.upbound.io", "RolePolicyAttachment"): 5,
+        # The cluster's, the nodes', the EFS CSI driver's, the cluster autoscaler's (L4
+        # autoscales): four roles, their policies, and one Pod Identity association per
+        # service account that assumes one.
+        ("iam.aws.m.upbound.io", "Role"): 4,
+        ("iam.aws.m.upbound.io", "RolePolicyAttachment"): 6,
+        ("iam.aws.m.upbound.io", "Policy"): 1,
+        ("eks.aws.m.upbound.io", "PodIdentityAssociation"): 3,
         ("eks.aws.m.upbound.io", "Cluster"): 1,
-        ("eks.aws.m.upbound.io", "Addon"): 4,
+        ("eks.aws.m.upbound.io", "Addon"): 5,
         ("eks.aws.m.upbound.io", "NodeGroup"): 3,
         ("eks.aws.m.upbound.io", "ClusterAuth"): 1,
         ("efs.aws.m.upbound.io", "FileSystem"): 1,
@@ -99,16 +105,20 @@ class ZoneCase:
     want: list[str]
 
 
+A_B_C = ["us-east-1a", "us-east-1b", "us-east-1c"]
 ZONE_CASES = [
+    ZoneCase("one zone is padded with the region's a and c", (("us-east-1b",),), A_B_C),
+    ZoneCase("no zones take the region's a, b and c", ((),), A_B_C),
+    ZoneCase("a named a is not repeated", (("us-east-1a",),), A_B_C),
     ZoneCase(
-        "one zone is padded with the region's a", (("us-east-1b",),), ["us-east-1a", "us-east-1b"]
-    ),
-    ZoneCase("no zones take the region's a and b", ((),), ["us-east-1a", "us-east-1b"]),
-    ZoneCase("a named a is not repeated", (("us-east-1a",),), ["us-east-1a", "us-east-1b"]),
-    ZoneCase(
-        "pools' zones are merged and sorted",
+        "pools' zones are merged and sorted, then padded",
         (("us-east-1d", "us-east-1c"), ("us-east-1c",)),
-        ["us-east-1c", "us-east-1d"],
+        ["us-east-1a", "us-east-1c", "us-east-1d"],
+    ),
+    ZoneCase(
+        "three named zones need no padding",
+        (("us-east-1d", "us-east-1e", "us-east-1f"),),
+        ["us-east-1d", "us-east-1e", "us-east-1f"],
     ),
 ]
 
@@ -131,7 +141,7 @@ def test_each_zone_has_a_public_and_private_subnet_in_disjoint_ranges() -> None:
     want = {
         f"subnet-{tier}-us-east-1{z}": f"us-east-1{z}"
         for tier in ("private", "public")
-        for z in "bc"
+        for z in "abc"
     }
     assert {k: s["availabilityZone"] for k, s in subnets.items()} == want
     networks = [ipaddress.IPv4Network(s["cidrBlock"]) for s in subnets.values()]
@@ -175,15 +185,26 @@ def test_the_control_plane_spans_every_subnet_and_authorizes_its_creator() -> No
     cluster = _for(eks.resources(_cluster())["cluster"])
     assert cluster["version"] == "1.35"
     assert cluster["roleArnSelector"] == common.selector("cluster-role")
-    assert len(cluster["vpcConfig"]["subnetIdRefs"]) == 4
+    assert len(cluster["vpcConfig"]["subnetIdRefs"]) == 6  # three zones, two tiers
     assert cluster["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
     assert eks.resources(_cluster())["cluster"]["metadata"]["name"] == "eks-us-east"
 
 
-def test_addons_are_the_networking_dns_and_efs_ones() -> None:
+def test_the_kubernetes_version_is_the_spec_s() -> None:
+    cluster = replace(_cluster(), version="1.36")
+    assert _for(eks.resources(cluster)["cluster"])["version"] == "1.36"
+
+
+def test_addons_are_the_networking_dns_pod_identity_and_efs_ones() -> None:
     manifests = eks.resources(_cluster())
     addons = sorted(_for(m)["addonName"] for m in manifests.values() if m["kind"] == "Addon")
-    assert addons == ["aws-efs-csi-driver", "coredns", "kube-proxy", "vpc-cni"]
+    assert addons == [
+        "aws-efs-csi-driver",
+        "coredns",
+        "eks-pod-identity-agent",
+        "kube-proxy",
+        "vpc-cni",
+    ]
 
 
 @dataclass(frozen=True)
@@ -192,14 +213,16 @@ class GroupCase:
     pool: common.GpuPool
     want_scaling: dict[str, int]
     want_zones: list[str]
+    want_init: dict[str, Any] | None = None
 
 
 GROUP_CASES = [
     GroupCase(
-        "autoscaling from the pool",
+        "an autoscaled pool sets its desired size only at creation",
         L4,
-        {"minSize": 1, "desiredSize": 2, "maxSize": 4},
+        {"minSize": 1, "maxSize": 4},
         ["us-east-1b"],
+        {"scalingConfig": {"desiredSize": 2}},
     ),
     GroupCase(
         "a fixed pool",
@@ -211,15 +234,17 @@ GROUP_CASES = [
         "a pool scaled to zero keeps a ceiling of one",
         replace(L4, node_count=0, min_node_count=0, max_node_count=0, zones=()),
         {"minSize": 0, "desiredSize": 0, "maxSize": 1},
-        ["us-east-1a", "us-east-1b"],
+        A_B_C,
     ),
 ]
 
 
 @pytest.mark.parametrize("case", GROUP_CASES, ids=[c.reason for c in GROUP_CASES])
 def test_gpu_node_groups_are_labelled_tainted_and_scaled_from_the_pool(case: GroupCase) -> None:
-    group = _for(eks.resources(_cluster(case.pool))[f"nodegroup-{case.pool.name}"])
+    manifest = eks.resources(_cluster(case.pool))[f"nodegroup-{case.pool.name}"]
+    group = _for(manifest)
     assert group["scalingConfig"] == case.want_scaling
+    assert manifest["spec"].get("initProvider") == case.want_init
     assert group["labels"] == {"modelplane.ai/pool": case.pool.name}
     assert group["taint"] == [
         {"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"}
@@ -255,10 +280,27 @@ def test_a_capacity_block_pool_launches_into_its_reservation() -> None:
     assert lt["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 500
 
 
-def test_the_node_role_can_mount_efs_and_the_cluster_auth_writes_the_kubeconfig() -> None:
+def test_the_efs_csi_driver_gets_its_role_through_pod_identity() -> None:
     manifests = eks.resources(_cluster())
-    policies = {_for(m)["policyArn"] for k, m in manifests.items() if k.startswith("node-role-")}
-    assert "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy" in policies
+    node = {_for(m)["policyArn"] for k, m in manifests.items() if k.startswith("node-role-")}
+    assert eks.EFS_CSI_POLICY not in node  # not every pod on a node
+    assert _for(manifests["efs-csi-role-efs-csi"])["policyArn"] == eks.EFS_CSI_POLICY
+    trust = json.loads(_for(manifests["efs-csi-role"])["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert trust["Statement"][0]["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    accounts = {
+        (_for(m)["namespace"], _for(m)["serviceAccount"]): _for(m)["roleArnSelector"]
+        for k, m in manifests.items()
+        if k.startswith("efs-csi-") and m["kind"] == "PodIdentityAssociation"
+    }
+    assert accounts == {
+        ("kube-system", "efs-csi-controller-sa"): common.selector("efs-csi-role"),
+        ("kube-system", "efs-csi-node-sa"): common.selector("efs-csi-role"),
+    }
+
+
+def test_the_cluster_auth_writes_the_kubeconfig() -> None:
+    manifests = eks.resources(_cluster())
     auth = manifests["cluster-auth"]
     assert auth["spec"]["writeConnectionSecretToRef"] == {"name": "eks-us-east-kubeconfig"}
     assert _for(auth)["clusterNameSelector"] == common.selector("cluster")
@@ -268,8 +310,7 @@ def test_efs_mounts_in_every_private_subnet_behind_an_nfs_group() -> None:
     manifests = eks.resources(_cluster())
     targets = [_for(m) for m in manifests.values() if m["kind"] == "MountTarget"]
     assert [t["subnetIdRef"]["name"] for t in targets] == [
-        "eks-us-east-subnet-private-us-east-1a",
-        "eks-us-east-subnet-private-us-east-1b",
+        f"eks-us-east-subnet-private-{zone}" for zone in A_B_C
     ]
     ingress = _for(manifests["efs-nfs-ingress"])
     assert (ingress["fromPort"], ingress["toPort"], ingress["cidrIpv4"]) == (
@@ -292,12 +333,15 @@ def test_names_are_valid_and_stable_for_long_names() -> None:
     assert len(set(names)) == len(names)
 
 
+FIXED = replace(L4, min_node_count=2, max_node_count=2)
+
+
 def test_workload_resources_wait_for_the_file_system_id() -> None:
     kubeconfig = common.kubeconfig_ref("eks-us-east-kubeconfig", "modelplane-system")
-    without = eks.workload_resources(_cluster(), kubeconfig, None)
+    without = eks.workload_resources(_cluster(FIXED), kubeconfig, None)
     assert sorted(without) == ["kubernetes-provider-config"]
     assert without["kubernetes-provider-config"]["spec"]["credentials"]["secretRef"] == kubeconfig
-    with_fs = eks.workload_resources(_cluster(), kubeconfig, "fs-123")
+    with_fs = eks.workload_resources(_cluster(FIXED), kubeconfig, "fs-123")
     manifest = with_fs["storage-class"]["spec"]["forProvider"]["manifest"]
     assert manifest["metadata"]["name"] == "modelplane-rwx-efs"
     assert manifest["parameters"]["fileSystemId"] == "fs-123"
@@ -305,3 +349,45 @@ def test_workload_resources_wait_for_the_file_system_id() -> None:
         "kind": "ProviderConfig",
         "name": without["kubernetes-provider-config"]["metadata"]["name"],
     }
+
+
+def test_no_pool_autoscales_no_cluster_autoscaler() -> None:
+    manifests = eks.resources(_cluster(FIXED, H200))
+    assert not [k for k in manifests if k.startswith("cluster-autoscaler")]
+    kubeconfig = common.kubeconfig_ref("eks-us-east-kubeconfig", "modelplane-system")
+    assert "cluster-autoscaler" not in eks.workload_resources(_cluster(FIXED), kubeconfig, "fs")
+
+
+def test_an_autoscaled_pool_brings_the_cluster_autoscaler_with_its_own_role() -> None:
+    manifests = eks.resources(_cluster(L4))
+    policy = json.loads(_for(manifests["cluster-autoscaler-policy"])["policy"])
+    read, resize = policy["Statement"]
+    assert "eks:DescribeNodegroup" in read["Action"]  # scale from zero learns labels, taints
+    assert resize["Action"] == [
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup",
+    ]
+    owned = {"aws:ResourceTag/k8s.io/cluster-autoscaler/eks-us-east": "owned"}
+    assert resize["Condition"] == {"StringEquals": owned}  # only this cluster's groups
+    attachment = _for(manifests["cluster-autoscaler-role-policy"])
+    assert attachment["policyArnSelector"] == common.selector("cluster-autoscaler-policy")
+    association = _for(manifests["cluster-autoscaler-pod-identity"])
+    assert (association["namespace"], association["serviceAccount"]) == (
+        "kube-system",
+        "cluster-autoscaler",
+    )
+    kubeconfig = common.kubeconfig_ref("eks-us-east-kubeconfig", "modelplane-system")
+    workload = eks.workload_resources(_cluster(L4), kubeconfig, None)
+    assert sorted(workload) == [
+        "cluster-autoscaler",
+        "helm-provider-config",
+        "kubernetes-provider-config",
+    ]
+    release = workload["cluster-autoscaler"]["spec"]
+    assert release["providerConfigRef"] == {"kind": "ProviderConfig", "name": "eks-us-east-helm"}
+    values = release["forProvider"]["values"]
+    assert values["autoDiscovery"] == {"clusterName": "eks-us-east"}
+    assert values["awsRegion"] == "us-east-1"
+    assert values["rbac"]["serviceAccount"]["name"] == association["serviceAccount"]
+    assert values["nodeSelector"] == {"modelplane.ai/system": "true"}
+    assert release["forProvider"]["chart"]["version"] == eks.AUTOSCALER_CHART["version"]

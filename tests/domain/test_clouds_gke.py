@@ -49,6 +49,7 @@ def test_every_kind_is_composed() -> None:
         ("container.gcp.m.upbound.io/v1beta1", "NodePool"): 3,
         ("cloudplatform.gcp.m.upbound.io/v1beta1", "ServiceAccount"): 1,
         ("cloudplatform.gcp.m.upbound.io/v1beta1", "ServiceAccountKey"): 1,
+        ("cloudplatform.gcp.m.upbound.io/v1beta1", "ProjectService"): 1,
     }
     for manifest in manifests.values():
         assert manifest["spec"]["providerConfigRef"] == {
@@ -166,3 +167,47 @@ def test_cloud_names_fit_gcp_limits_and_are_stable(length: int) -> None:
     for key in ("cluster", "nodepool-system", "nodepool-gpu-l4"):
         assert len(manifests[key]["metadata"]["name"]) <= 40, key
     assert all(len(m["metadata"]["name"]) <= 63 for m in manifests.values())
+
+
+def test_the_filestore_api_is_enabled_and_never_turned_off() -> None:
+    api = _for(gke.resources(_cluster())["filestore-api"])
+    assert api == {"disableOnDestroy": False, "service": "file.googleapis.com"}
+
+
+def test_workload_identity_waits_for_the_project() -> None:
+    without = gke.resources(_cluster())
+    assert "workloadIdentityConfig" not in _for(without["cluster"])
+    assert all(
+        "workloadMetadataConfig" not in _for(m)["nodeConfig"]
+        for m in without.values()
+        if m["kind"] == "NodePool"
+    )
+    known = gke.resources(_cluster(), "my-project")
+    assert _for(known["cluster"])["workloadIdentityConfig"] == {
+        "workloadPool": "my-project.svc.id.goog"
+    }
+    pools = [_for(m)["nodeConfig"] for m in known.values() if m["kind"] == "NodePool"]
+    assert len(pools) == 2
+    assert all(p["workloadMetadataConfig"] == {"mode": "GKE_METADATA"} for p in pools)
+
+
+def test_the_cache_class_is_filestore_on_the_cluster_network_reached_with_the_key() -> None:
+    kubeconfig = common.kubeconfig_ref("gke-us-central-kubeconfig", "modelplane-system")
+    out = gke.workload_resources(_cluster(), kubeconfig)
+    assert sorted(out) == ["kubernetes-provider-config", "storage-class"]
+    config = out["kubernetes-provider-config"]["spec"]
+    assert config["credentials"]["secretRef"] == kubeconfig
+    assert config["identity"] == {
+        "type": "GoogleApplicationCredentials",
+        "source": "Secret",
+        "secretRef": {
+            "name": "gke-us-central-identity",
+            "namespace": "modelplane-system",
+            "key": "private_key",
+        },
+    }
+    manifest = out["storage-class"]["spec"]["forProvider"]["manifest"]
+    network = gke.resources(_cluster())["network"]["metadata"]["name"]
+    assert manifest["metadata"]["name"] == "modelplane-rwx-filestore"
+    assert manifest["provisioner"] == "filestore.csi.storage.gke.io"
+    assert manifest["parameters"] == {"network": network, "tier": "enterprise"}

@@ -1,11 +1,12 @@
-"""VultrCluster domain: the VKE cluster and its GPU node pools."""
+"""VultrCluster domain: the VKE cluster and its GPU node pools (provider-upjet-vultr)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from modelplane.domain.clouds import vultr
+from modelplane.compose import _clouds, vultr_cluster
+from modelplane.domain.clouds import common, vultr
 
 SPEC: dict[str, Any] = {
     "region": "ewr",
@@ -13,70 +14,99 @@ SPEC: dict[str, Any] = {
 }
 
 
+def _cluster(**changes: Any) -> common.CloudCluster:
+    xr = {"metadata": {"name": "vultr-ewr", "namespace": "ns"}, "spec": {**SPEC, **changes}}
+    return _clouds.read_cluster(xr, xr["spec"], vultr_cluster.SHAPE)
+
+
 def test_cluster_has_the_inline_system_pool_and_writes_its_kubeconfig() -> None:
-    cluster = vultr.cluster("vultr-ewr", "modelplane-system", SPEC)
+    cluster = vultr.cluster(_cluster())
     assert (cluster["apiVersion"], cluster["kind"]) == (
-        "kubernetes.vultr.m.upbound.io/v1alpha1",
+        "vke.vultr.m.upbound.io/v1beta1",
         "Kubernetes",
     )
     for_provider = cluster["spec"]["forProvider"]
     assert (for_provider["label"], for_provider["region"]) == ("vultr-ewr", "ewr")
-    assert for_provider["nodePools"] == [
-        {
-            "label": "system",
-            "nodeQuantity": 1,
-            "plan": "vc2-4c-8gb",
-        }
-    ]
+    assert for_provider["nodePools"] == {  # one object: the provider's inline pool
+        "label": "system",
+        "labels": [{"key": "modelplane.ai/system", "value": "true"}],
+        "nodeQuantity": 1,
+        "plan": "vc2-4c-8gb",
+    }
     assert cluster["spec"]["writeConnectionSecretToRef"] == {"name": "vultr-ewr-kubeconfig"}
+    assert cluster["spec"]["providerConfigRef"] == {
+        "kind": "ClusterProviderConfig",
+        "name": "default",
+    }
+
+
+def test_a_declared_system_pool_is_the_inline_pool() -> None:
+    system = {"name": "workers", "role": "System", "plan": "vc2-6c-16gb", "nodeCount": 2}
+    out = vultr.resources(_cluster(nodePools=[system, *SPEC["nodePools"]]))
+    inline = out["cluster"]["spec"]["forProvider"]["nodePools"]
+    assert (inline["label"], inline["plan"], inline["nodeQuantity"]) == (
+        "workers",
+        "vc2-6c-16gb",
+        2,
+    )
+    assert sorted(out) == ["cluster", "pool-gpu-l40s"]
 
 
 @pytest.mark.parametrize(
     ("version", "want"),
     [
         pytest.param(None, vultr.DEFAULT_VERSION, id="default"),
-        pytest.param("1.32", "v1.32.0+1", id="minor"),
+        pytest.param("1.35", "v1.35.0+1", id="minor"),
+        pytest.param("v1.36.1+3", "v1.36.1+3", id="a-build-as-given"),
+        pytest.param("1.36.1+3", "v1.36.1+3", id="a-build-without-v"),
     ],
 )
 def test_vke_version(version: str | None, want: str) -> None:
     assert vultr.vke_version(version) == want
+    if version is not None:
+        cluster = vultr.cluster(_cluster(kubernetesVersion=version))
+        assert cluster["spec"]["forProvider"]["version"] == want
 
 
-def test_gpu_pools_wait_for_the_cluster_id() -> None:
-    assert sorted(vultr.resources("vultr-ewr", "ns", SPEC, None)) == ["cluster"]
-    out = vultr.resources("vultr-ewr", "ns", SPEC, "c-123")
+def test_gpu_pools_reference_the_cluster_and_are_labelled_and_tainted() -> None:
+    out = vultr.resources(_cluster())
     assert sorted(out) == ["cluster", "pool-gpu-l40s"]
     pool = out["pool-gpu-l40s"]
-    assert (pool["kind"], pool["metadata"]["name"]) == ("NodePools", "vultr-ewr-gpu-l40s")
+    assert (pool["kind"], pool["metadata"]["name"]) == ("KubernetesNodePool", "vultr-ewr-gpu-l40s")
     for_provider = pool["spec"]["forProvider"]
-    assert for_provider["clusterId"] == "c-123"
-    assert for_provider["labels"] == {"modelplane.ai/pool": "gpu-l40s"}
+    assert for_provider["clusterIdRef"] == {"name": out["cluster"]["metadata"]["name"]}
+    assert for_provider["labels"] == [{"key": "modelplane.ai/pool", "value": "gpu-l40s"}]
     assert for_provider["taints"] == [
         {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"}
     ]
 
 
 @pytest.mark.parametrize(
-    ("pool", "want"),
+    ("pool", "want", "init"),
     [
-        pytest.param({"nodeCount": 2}, {"nodeQuantity": 2}, id="fixed-size"),
+        pytest.param({"nodeCount": 2}, {"nodeQuantity": 2}, None, id="fixed-size"),
         pytest.param(
             {"nodeCount": 1, "minNodeCount": 1, "maxNodeCount": 3},
-            {"nodeQuantity": 1, "autoScaler": True, "minNodes": 1, "maxNodes": 3},
+            {"autoScaler": True, "minNodes": 1, "maxNodes": 3},
+            {"nodeQuantity": 1},
             id="autoscaled",
         ),
         pytest.param(
             {"nodeCount": 0, "maxNodeCount": 2},
-            {"nodeQuantity": 0, "autoScaler": True, "minNodes": 0, "maxNodes": 2},
+            {"autoScaler": True, "minNodes": 0, "maxNodes": 2},
+            {"nodeQuantity": 0},
             id="scale-from-zero",
         ),
     ],
 )
-def test_gpu_pool_scaling(pool: dict[str, Any], want: dict[str, Any]) -> None:
+def test_gpu_pool_scaling(
+    pool: dict[str, Any], want: dict[str, Any], init: dict[str, Any] | None
+) -> None:
     raw = {"name": "gpu", "plan": "vcg-a100-1c-6g-4vram", **pool}
-    for_provider = vultr.node_pool("c", "ns", "id", raw, SPEC)["spec"]["forProvider"]
+    spec = vultr.resources(_cluster(nodePools=[raw]))["pool-gpu"]["spec"]
     keys = ("nodeQuantity", "autoScaler", "minNodes", "maxNodes")
-    assert {k: for_provider[k] for k in keys if k in for_provider} == want
+    assert {k: spec["forProvider"][k] for k in keys if k in spec["forProvider"]} == want
+    assert spec.get("initProvider") == init  # VKE's autoscaler owns the count once created
 
 
 @pytest.mark.parametrize(
@@ -87,8 +117,8 @@ def test_gpu_pool_scaling(pool: dict[str, Any], want: dict[str, Any]) -> None:
             True,
             {
                 "kubeconfigSecretRef": {
-                    "key": vultr.KUBECONFIG_KEY,
-                    "name": "v-kubeconfig",
+                    "key": "kubeconfig",
+                    "name": "vultr-ewr-kubeconfig",
                     "namespace": "ns",
                 }
             },
@@ -97,4 +127,4 @@ def test_gpu_pool_scaling(pool: dict[str, Any], want: dict[str, Any]) -> None:
     ],
 )
 def test_status(ready: bool, want: dict[str, Any]) -> None:
-    assert vultr.status("v", "ns", ready) == want
+    assert vultr.status(_cluster(), ready) == want

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +16,12 @@ RELEASES = {
     "cert-manager",
     "gateway-api-crds",
     "envoy-gateway",
+    "ai-gateway-crds",
+    "ai-gateway",
     "lws",
     "prometheus",
-    "nvidia-dra-driver-gpu",
+    "node-feature-discovery",
+    "dra-driver-nvidia-gpu",
 }
 CRD_INSTALLER = {
     "crd-installer-serviceaccount",
@@ -24,8 +29,10 @@ CRD_INSTALLER = {
     "crd-installer-clusterrolebinding",
     "inference-extension-crds",
 }
+DRA = {"dra-driver-namespace", "dra-driver-quota", "dra-driver-nvidia-gpu"}
 GATEWAY = {"envoy-proxy", "gateway-class", "gateway"}
-BASE = {"namespace"} | RELEASES | CRD_INSTALLER | GATEWAY
+BASE = {"namespace"} | RELEASES | CRD_INSTALLER | DRA | GATEWAY
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _stack(cloud: Cloud = Cloud.EKS, /, **settings: Setting) -> stack.Stack:
@@ -56,18 +63,27 @@ def test_plan_per_cloud(cloud: Cloud, want: set[str]) -> None:
     ("off", "gone"),
     [
         pytest.param("certManager", {"cert-manager"}, id="cert-manager"),
-        pytest.param("gatewayAPI", {"gateway-api-crds"}, id="gateway-api"),
+        pytest.param("gatewayAPI", set(), id="gateway-api-crds-still-carry-envoys"),
         pytest.param("inferenceExtension", CRD_INSTALLER, id="inference-extension"),
-        pytest.param("envoyGateway", {"envoy-gateway"}, id="envoy-gateway"),
+        pytest.param("envoyGateway", {"envoy-gateway", "ai-gateway-crds", "ai-gateway"},
+                     id="envoy-gateway-and-its-extension"),
+        pytest.param("aiGateway", {"ai-gateway-crds", "ai-gateway"}, id="ai-gateway"),
         pytest.param("leaderWorkerSet", {"lws"}, id="lws"),
         pytest.param("prometheus", {"prometheus"}, id="prometheus"),
-        pytest.param("nvidiaDRADriver", {"nvidia-dra-driver-gpu"}, id="dra-driver"),
+        pytest.param("nodeFeatureDiscovery", {"node-feature-discovery"}, id="nfd"),
+        pytest.param("nvidiaDRADriver", DRA, id="dra-driver"),
         pytest.param("dranet", {"aws-dranet"}, id="dranet"),
     ],
-)
+)  # fmt: skip
 def test_disabled_component_is_not_installed(off: str, gone: set[str]) -> None:
     plan = _steps(stack.plan(_stack(**{off: Setting(enabled=False)})))
     assert set(plan) == (BASE | {"aws-dranet"}) - gone
+
+
+def test_without_gateway_api_and_envoy_no_crd_release() -> None:
+    off = Setting(enabled=False)
+    plan = _steps(stack.plan(_stack(gatewayAPI=off, envoyGateway=off)))
+    assert "gateway-api-crds" not in plan
 
 
 @pytest.mark.parametrize(
@@ -75,15 +91,23 @@ def test_disabled_component_is_not_installed(off: str, gone: set[str]) -> None:
     [
         pytest.param({}, "envoy-gateway", {"gateway-api-crds", "inference-extension-crds"},
                      id="envoy-after-both-crds"),
-        pytest.param({"gatewayAPI": Setting(False)}, "envoy-gateway",
-                     {"inference-extension-crds"}, id="envoy-without-gateway-api"),
-        pytest.param({"gatewayAPI": Setting(False), "inferenceExtension": Setting(False)},
-                     "envoy-gateway", set(), id="envoy-alone"),
-        pytest.param({}, "gateway", {"namespace", "envoy-gateway"}, id="gateway-after-envoy"),
+        pytest.param({"inferenceExtension": Setting(False)}, "envoy-gateway",
+                     {"gateway-api-crds"}, id="envoy-without-inference-extension"),
+        pytest.param({}, "ai-gateway", {"ai-gateway-crds", "envoy-gateway",
+                     "inference-extension-crds"}, id="ai-gateway-after-envoy-and-crds"),
+        pytest.param({}, "ai-gateway-crds", set(), id="ai-gateway-crds-first"),
+        pytest.param({}, "gateway", {"namespace", "envoy-gateway", "ai-gateway"},
+                     id="gateway-after-envoy-and-its-extension"),
+        pytest.param({"aiGateway": Setting(False)}, "gateway", {"namespace", "envoy-gateway"},
+                     id="gateway-without-the-extension"),
         pytest.param({"envoyGateway": Setting(False)}, "gateway",
                      {"namespace", "gateway-api-crds"}, id="gateway-on-users-envoy"),
         pytest.param({}, "inference-extension-crds", {"namespace"} | CRD_INSTALLER
                      - {"inference-extension-crds"}, id="crd-job-after-its-rbac"),
+        pytest.param({}, "dra-driver-quota", {"dra-driver-namespace"}, id="quota-in-its-ns"),
+        pytest.param({}, "dra-driver-nvidia-gpu", {"dra-driver-quota"},
+                     id="dra-driver-after-its-quota"),
+        pytest.param({}, "node-feature-discovery", set(), id="nfd-first"),
         pytest.param({}, "cert-manager", set(), id="cert-manager-first"),
     ],
 )  # fmt: skip
@@ -114,19 +138,150 @@ def test_release_shape() -> None:
     assert release["spec"]["forProvider"]["chart"] == {
         "name": "gateway-helm",
         "repository": "oci://docker.io/envoyproxy",
-        "version": stack.CHARTS[Component.ENVOY_GATEWAY].version,
+        "version": "v1.8.3",
     }
     assert release["spec"]["forProvider"]["namespace"] == "envoy-gateway-system"
+
+
+def test_every_release_is_a_row_of_the_chart_table() -> None:
+    releases = {
+        s.key: s.resource["spec"]["forProvider"]
+        for s in stack.plan(_stack(Cloud.EKS))
+        if s.resource["kind"] == "Release"
+    }
+    assert set(releases) == set(stack.CHARTS)
+    for release, for_provider in releases.items():
+        chart = stack.CHARTS[release]
+        assert for_provider["chart"] == {
+            "name": chart.name,
+            "repository": chart.repository,
+            "version": chart.version,
+        }, release
+        assert for_provider["namespace"] == chart.namespace, release
+
+
+SEMVER = re.compile(r"^v?\d+\.\d+\.\d+$")
+
+
+@pytest.mark.parametrize("release", sorted(stack.CHARTS))
+def test_every_chart_is_pinned_to_an_exact_release(release: str) -> None:
+    chart = stack.CHARTS[release]
+    assert SEMVER.match(chart.version), f"{release}: {chart.version} is not an exact version"
+    assert chart.repository.startswith(("https://", "oci://")), release
+
+
+def test_the_table_pins_the_versions_issue_11_asks_for() -> None:
+    charts = stack.CHARTS
+    assert charts["envoy-gateway"].version.startswith("v1.8.")
+    assert charts["gateway-api-crds"].version == charts["envoy-gateway"].version, (
+        "the CRD chart and Envoy Gateway are one release"
+    )
+    assert charts["ai-gateway-crds"].version == charts["ai-gateway"].version
+    assert charts["dra-driver-nvidia-gpu"].repository == (
+        "oci://registry.k8s.io/dra-driver-nvidia/charts"
+    ), "the DRA driver's home is now Kubernetes SIGs"
+
+
+def test_readme_says_which_versions_are_installed() -> None:
+    text = README.read_text()
+    section = text[text.index("## Serving stack versions") :]
+    for chart in stack.CHARTS.values():
+        row = f"| `{chart.release}` | `{chart.name}` | `{chart.repository}` | {chart.version} |"
+        assert row in section, f"README has no row for {chart.release}: {row}"
+    assert f"Inference Extension CRDs {stack.INFERENCE_EXTENSION_VERSION}" in section
 
 
 def test_version_overrides_the_pin() -> None:
     release = _release("lws", leaderWorkerSet=Setting(version="0.9.0"))
     assert release["spec"]["forProvider"]["chart"]["version"] == "0.9.0"
-    job = _release("inference-extension-crds", inferenceExtension=Setting(version="v1.5.0"))
+    job = _release("inference-extension-crds", inferenceExtension=Setting(version="v1.6.0"))
     manifest = job["spec"]["forProvider"]["manifest"]
-    assert manifest["metadata"]["name"] == "inference-extension-crds-v1-5-0"
+    assert manifest["metadata"]["name"] == "inference-extension-crds-v1-6-0"
     args = manifest["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert args[-1].endswith("/v1.5.0/manifests.yaml")
+    assert args[-1].endswith("/v1.6.0/manifests.yaml")
+    default = _release("inference-extension-crds")["spec"]["forProvider"]["manifest"]
+    assert default["metadata"]["name"] == "inference-extension-crds-v1-5-0"
+
+
+@pytest.mark.parametrize(
+    ("settings", "want"),
+    [
+        pytest.param({}, "v1.8.3", id="pinned"),
+        pytest.param({"envoyGateway": Setting(version="v1.8.1")}, "v1.8.1",
+                     id="moves-with-envoy-gateway"),
+        pytest.param({"envoyGateway": Setting(version="v1.8.1"),
+                      "gatewayAPI": Setting(version="v1.8.2")}, "v1.8.2", id="its-own-wins"),
+    ],
+)  # fmt: skip
+def test_crd_chart_follows_envoy_gateway(settings: dict[str, Setting], want: str) -> None:
+    chart = _release("gateway-api-crds", **settings)["spec"]["forProvider"]["chart"]
+    assert chart["version"] == want
+
+
+def test_ai_gateway_charts_move_together() -> None:
+    for key in ("ai-gateway-crds", "ai-gateway"):
+        chart = _release(key, aiGateway=Setting(version="v1.0.1"))["spec"]["forProvider"]
+        assert chart["chart"]["version"] == "v1.0.1", key
+        assert chart["namespace"] == "envoy-ai-gateway-system", key
+
+
+def test_crd_release_owns_envoy_gateways_crds_and_adopts_them_once() -> None:
+    for_provider = _release("gateway-api-crds")["spec"]["forProvider"]
+    assert for_provider["values"] == {
+        "crds": {
+            "envoyGateway": {"enabled": True},
+            "gatewayAPI": {"channel": "standard", "enabled": True},
+        }
+    }
+    assert for_provider["takeOwnership"] is True
+    users = _release("gateway-api-crds", envoyGateway=Setting(False))["spec"]["forProvider"]
+    assert users["values"]["crds"]["envoyGateway"] == {"enabled": False}, "not another's CRDs"
+    envoy = _release("envoy-gateway")["spec"]["forProvider"]["values"]
+    assert envoy["crds"] == {"enabled": False}, "one Release owns the CRDs"
+
+
+def test_envoy_gateway_hands_inference_pools_to_the_ai_gateway() -> None:
+    config = _release("envoy-gateway")["spec"]["forProvider"]["values"]["config"]["envoyGateway"]
+    manager = config["extensionManager"]
+    assert manager["backendResources"] == [
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+    ]
+    assert manager["service"]["fqdn"] == {
+        "hostname": "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local",
+        "port": 1063,
+    }
+    hooks = manager["hooks"]["xdsTranslator"]
+    assert set(hooks["post"]) == {"Translation", "Cluster", "Route"}
+    assert config["extensionApis"]["enableBackend"] is True
+    alone = _release("envoy-gateway", aiGateway=Setting(False))["spec"]["forProvider"]["values"]
+    assert "extensionManager" not in alone["config"]["envoyGateway"], (
+        "an unreachable extension would stall every Gateway"
+    )
+
+
+def test_nfd_labels_tainted_gpu_nodes() -> None:
+    values = _release("node-feature-discovery")["spec"]["forProvider"]["values"]
+    assert {"effect": "NoSchedule", "operator": "Exists"} in values["worker"]["tolerations"]
+
+
+def test_dra_driver_pods_run_under_a_critical_pod_quota() -> None:
+    steps = _steps(stack.plan(_stack(Cloud.GKE)))
+    namespace = steps["dra-driver-namespace"].resource["spec"]
+    assert namespace["forProvider"]["manifest"]["metadata"]["name"] == "dra-driver-nvidia-gpu"
+    assert "Delete" not in namespace["managementPolicies"]
+    quota = steps["dra-driver-quota"].resource["spec"]["forProvider"]["manifest"]
+    assert quota["kind"] == "ResourceQuota"
+    assert quota["metadata"]["namespace"] == "dra-driver-nvidia-gpu"
+    assert quota["spec"]["scopeSelector"]["matchExpressions"] == [
+        {
+            "operator": "In",
+            "scopeName": "PriorityClass",
+            "values": ["system-node-critical", "system-cluster-critical"],
+        }
+    ]
+    assert int(quota["spec"]["hard"]["pods"]) >= 1000
+    release = steps["dra-driver-nvidia-gpu"].resource["spec"]["forProvider"]
+    assert release["namespace"] == "dra-driver-nvidia-gpu"
 
 
 def test_prometheus_discovers_pod_monitors_everywhere() -> None:
@@ -145,11 +300,19 @@ def test_prometheus_discovers_pod_monitors_everywhere() -> None:
 )  # fmt: skip
 def test_dra_driver_finds_the_host_driver(cloud: Cloud, root: str) -> None:
     plan = _steps(stack.plan(_stack(cloud)))
-    values = plan["nvidia-dra-driver-gpu"].resource["spec"]["forProvider"]["values"]
+    values = plan["dra-driver-nvidia-gpu"].resource["spec"]["forProvider"]["values"]
     assert values["nvidiaDriverRoot"] == root
     assert {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"} in values[
         "kubeletPlugin"
     ]["tolerations"]
+    terms = values["kubeletPlugin"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    keys = {e["key"] for term in terms for e in term["matchExpressions"]}
+    assert "feature.node.kubernetes.io/pci-10de.present" in keys, "found by NFD's PCI label"
+    assert "modelplane.ai/pool" in keys
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resources"]["computeDomains"] == {"enabled": False}
 
 
 def test_gateway_admits_routes_from_every_namespace() -> None:
@@ -168,6 +331,56 @@ def test_gateway_admits_routes_from_every_namespace() -> None:
         }
     ]
     assert "Programmed" in gateway["spec"]["readiness"]["celQuery"]
+
+
+def test_gateway_takes_the_listeners_of_the_spec() -> None:
+    listeners = (stack.Listener("web", 8080), stack.Listener("tls", 443, "HTTPS"))
+    found = stack.Stack("s", "modelplane-system", Cloud.GKE, PC, listeners=listeners)
+    manifest = _steps(stack.plan(found))["gateway"].resource["spec"]["forProvider"]["manifest"]
+    web, tls = manifest["spec"]["listeners"]
+    assert (web["name"], web["port"], web["protocol"]) == ("web", 8080, "HTTP")
+    assert "tls" not in web
+    assert tls["tls"] == {
+        "certificateRefs": [{"group": "", "kind": "Secret", "name": "modelplane-gateway-tls"}],
+        "mode": "Terminate",
+    }
+    assert all(lst["allowedRoutes"] == {"namespaces": {"from": "All"}} for lst in (web, tls))
+
+
+def test_stack_builds_its_own_provider_configs_from_its_secrets() -> None:
+    credentials = stack.Credentials(
+        stack.SecretKey("west-kubeconfig", "kubeconfig"),
+        "GoogleApplicationCredentials",
+        stack.SecretKey("west-sa-key", "private_key"),
+    )
+    pc = stack.ProviderConfig("west", "ProviderConfig")
+    found = stack.Stack("west", "platform", Cloud.GKE, pc, credentials=credentials)
+    steps = _steps(stack.plan(found))
+    configs = {k: steps[k].resource for k in ("provider-config-helm", "provider-config-kubernetes")}
+    assert {c["apiVersion"] for c in configs.values()} == {
+        "helm.m.crossplane.io/v1beta1",
+        "kubernetes.m.crossplane.io/v1alpha1",
+    }
+    for config in configs.values():
+        assert config["kind"] == "ProviderConfig"
+        assert config["metadata"] == {
+            "labels": {"app.kubernetes.io/managed-by": "modelplane"},
+            "name": "west",
+            "namespace": "platform",
+        }
+        assert config["spec"]["credentials"] == {
+            "secretRef": {"key": "kubeconfig", "name": "west-kubeconfig", "namespace": "platform"},
+            "source": "Secret",
+        }
+        assert config["spec"]["identity"]["type"] == "GoogleApplicationCredentials"
+        assert config["spec"]["identity"]["secretRef"]["name"] == "west-sa-key"
+    for step in steps.values():
+        if step.resource["kind"] in ("Release", "Object"):
+            assert step.resource["spec"]["providerConfigRef"] == {
+                "kind": "ProviderConfig",
+                "name": "west",
+            }
+    assert "provider-config-helm" not in _steps(stack.plan(_stack())), "only from Secrets"
 
 
 def test_aks_storage_class_is_premium_azure_files() -> None:
@@ -189,8 +402,8 @@ def test_names_fit_and_differ_for_long_stack_names() -> None:
 
 PLAN = stack.plan(_stack(Cloud.GKE))
 ALL = {s.key for s in PLAN}
-FIRST = {"namespace", "cert-manager", "gateway-api-crds", "lws", "prometheus",
-         "nvidia-dra-driver-gpu"}  # fmt: skip
+FIRST = {"namespace", "cert-manager", "gateway-api-crds", "ai-gateway-crds", "lws",
+         "prometheus", "node-feature-discovery", "dra-driver-namespace"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -199,9 +412,12 @@ FIRST = {"namespace", "cert-manager", "gateway-api-crds", "lws", "prometheus",
         pytest.param({}, FIRST, id="nothing-yet"),
         pytest.param({"namespace": True}, FIRST | CRD_INSTALLER - {"inference-extension-crds"},
                      id="namespace-ready-brings-the-crd-rbac"),
-        pytest.param(dict.fromkeys(FIRST | CRD_INSTALLER, True), ALL - GATEWAY,
-                     id="crds-ready-bring-envoy"),
-        pytest.param(dict.fromkeys(ALL - GATEWAY, True), ALL, id="envoy-ready-brings-the-gateway"),
+        pytest.param(dict.fromkeys(FIRST | CRD_INSTALLER, True),
+                     ALL - GATEWAY - {"ai-gateway", "dra-driver-nvidia-gpu"},
+                     id="crds-ready-bring-envoy-and-the-quota"),
+        pytest.param(dict.fromkeys(ALL - GATEWAY - {"ai-gateway"}, True), ALL - GATEWAY,
+                     id="envoy-ready-brings-the-ai-gateway"),
+        pytest.param(dict.fromkeys(ALL - GATEWAY, True), ALL, id="ai-gateway-brings-the-gateway"),
         pytest.param({"envoy-gateway": False, "namespace": False}, FIRST | {"envoy-gateway"},
                      id="composed-steps-are-kept"),
     ],
@@ -218,18 +434,18 @@ def test_gate_ready_only_when_every_step_is() -> None:
     assert stack.gate(PLAN, dict.fromkeys(ALL, True)).ready
     progress = stack.gate(PLAN, {**dict.fromkeys(ALL, True), "lws": False})
     assert not progress.ready
-    assert progress.waiting() == [
-        f"LeaderWorkerSet {stack.CHARTS[Component.LEADER_WORKER_SET].version} to become ready"
-    ]
+    assert progress.waiting() == ["LeaderWorkerSet 0.8.0 to become ready"]
 
 
 def test_blocked_step_says_what_it_waits_for() -> None:
     progress = stack.gate(PLAN, {})
     envoy = next(why for s, why in progress.blocked if s.key == "envoy-gateway")
     assert envoy == (
-        f"the Gateway API CRDs {stack.CHARTS[Component.GATEWAY_API].version}",
+        "the Gateway API and Envoy Gateway CRDs v1.8.3",
         f"the Inference Extension CRDs {stack.INFERENCE_EXTENSION_VERSION}",
     )
+    driver = next(why for s, why in progress.blocked if s.key == "dra-driver-nvidia-gpu")
+    assert driver == ("ResourceQuota dra-driver-nvidia-gpu/modelplane-critical-pods",)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,17 @@
-"""Read a cloud cluster composite (EKSCluster, GKECluster) into the clouds' plain Cluster."""
+"""Read a cloud cluster composite (EKS, GKE, AKS, Nebius, Vultr) into the clouds' plain Cluster.
+
+Every cloud composite has the same spec shape: a location (``region``, AKS' ``location``,
+none on Nebius), ``kubernetesVersion``, ``credentials`` and ``nodePools``, each pool a
+``role`` (``GPU`` by default, or the one ``System`` pool), its node counts, its shape
+fields, ``gpu`` and, per cloud, ``zones``, ``fabric`` and ``capacityBlock``. The XRD's
+defaults are applied by the API server; they are applied here again, so a composite
+read straight from its composer (in a test, or one call early) reads the same.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.compose import _kit as kit
@@ -11,59 +21,103 @@ SYSTEM_NODES = 1
 SYSTEM_DISK_GB = 100
 
 
-def read_cluster(
-    xr: dict[str, Any], spec: Any, *, shape: str, version: str, system_shape: str
-) -> common.CloudCluster:
+@dataclass(frozen=True)
+class Shape:
+    """How one cloud's composite names what it reads.
+
+    Attributes:
+        machine: The pools' node-shape field, e.g. ``instanceType``.
+        system_machine: The system pool's node shape when the spec declares no System pool.
+        system_name: The system pool's name where the cloud shows one, if undeclared.
+        version: The Kubernetes version when the spec names none (None: the cloud's).
+        location: The location field (``region``, ``location``), or None (Nebius).
+        preset: The pools' preset field (Nebius' ``preset``), if any.
+        system_preset: The system pool's preset when undeclared, if any.
+    """
+
+    machine: str
+    system_machine: str
+    system_name: str = "system"
+    version: str | None = None
+    location: str | None = "region"
+    preset: str | None = None
+    system_preset: str | None = None
+
+
+def read_cluster(xr: Mapping[str, Any], spec: Any, shape: Shape) -> common.CloudCluster:
     """Return the cluster an already validated composite asks for.
 
     Args:
         xr: The composite, as a dict.
         spec: Its validated model's spec (None raises :class:`common.ClusterError`).
-        shape: The node-shape field of its pools, e.g. ``instanceType``.
-        version: The Kubernetes version when the spec names none.
-        system_shape: The system pool's node shape when the spec names none.
+        shape: How the cloud's composite names things.
     """
     if spec is None:
         msg = "spec is missing"
         raise common.ClusterError(msg)
-    credentials = spec.credentials
     identity = kit.meta(xr)
-    system = xr["spec"].get("systemPool") or {}
+    raw = kit.mapping(xr, "spec")
+    credentials = kit.mapping(raw, "credentials")
+    pools = kit.maps(raw, "nodePools")
+    systems = [p for p in pools if p.get("role") == "System"]
     return common.CloudCluster(
         name=identity.name,
         namespace=identity.namespace,
-        region=spec.region,
-        version=spec.version or version,
+        region=kit.text(raw, shape.location) if shape.location else "",
+        version=kit.text(raw, "kubernetesVersion") or shape.version,
         provider_config=common.ProviderConfig(
-            kind=(credentials and credentials.kind) or common.ProviderConfig.kind,
-            name=(credentials and credentials.name) or common.ProviderConfig.name,
+            kind=kit.text(credentials, "kind") or common.ProviderConfig.kind,
+            name=kit.text(credentials, "name") or common.ProviderConfig.name,
         ),
-        system=common.SystemPool(
-            machine_type=system.get(shape) or system_shape,
-            node_count=system.get("nodeCount") or SYSTEM_NODES,
-            disk_size_gb=system.get("diskSizeGb") or SYSTEM_DISK_GB,
-        ),
-        pools=tuple(read_pool(p, shape) for p in xr["spec"]["nodePools"]),
+        system=_system(systems[0] if systems else None, shape),
+        pools=tuple(read_pool(p, shape) for p in pools if p.get("role", "GPU") != "System"),
     )
 
 
-def read_pool(raw: dict[str, Any], shape: str) -> common.GpuPool:
-    """Return one GPU pool of the composite's spec (``shape`` names its node-shape field)."""
-    accelerator = raw.get("accelerator") or {}
+def _system(raw: Mapping[str, Any] | None, shape: Shape) -> common.SystemPool:
+    if raw is None:
+        return common.SystemPool(
+            name=shape.system_name,
+            machine_type=shape.system_machine,
+            node_count=SYSTEM_NODES,
+            disk_size_gb=SYSTEM_DISK_GB,
+            preset=shape.system_preset,
+        )
+    return common.SystemPool(
+        name=kit.text(raw, "name") or shape.system_name,
+        machine_type=kit.text(raw, shape.machine) or shape.system_machine,
+        node_count=_count(raw.get("nodeCount"), SYSTEM_NODES),
+        disk_size_gb=_count(raw.get("diskSizeGb"), SYSTEM_DISK_GB),
+        preset=(kit.text(raw, shape.preset) or shape.system_preset) if shape.preset else None,
+    )
+
+
+def read_pool(raw: Mapping[str, Any], shape: Shape) -> common.GpuPool:
+    """Return one GPU pool of the composite's spec."""
+    nodes = _count(raw.get("nodeCount"), 1)
+    gpu = kit.mapping(raw, "gpu")
+    fabric = raw.get("fabric")
+    # AKS spells the fabric as a string; EKS and Nebius as {type, infiniband: {fabric}}.
+    fabric_type = fabric if isinstance(fabric, str) else kit.text(fabric, "type")
+    disk = raw.get("diskSizeGb")
     return common.GpuPool(
-        name=raw["name"],
-        machine_type=raw[shape],
-        node_count=raw["nodeCount"],
-        min_node_count=_or(raw.get("minNodeCount"), raw["nodeCount"]),
-        max_node_count=_or(raw.get("maxNodeCount"), raw["nodeCount"]),
-        zones=tuple(raw.get("zones") or ()),
-        disk_size_gb=raw.get("diskSizeGb"),
-        accelerator_type=accelerator.get("type"),
-        accelerator_count=accelerator.get("count", 0),
-        capacity_reservation_id=(raw.get("capacityBlock") or {}).get("capacityReservationId"),
+        name=kit.text(raw, "name"),
+        machine_type=kit.text(raw, shape.machine),
+        node_count=nodes,
+        min_node_count=_count(raw.get("minNodeCount"), nodes),
+        max_node_count=_count(raw.get("maxNodeCount"), nodes),
+        zones=tuple(z for z in raw.get("zones") or () if isinstance(z, str)),
+        disk_size_gb=int(disk) if isinstance(disk, int | float) else None,
+        accelerator_type=kit.text(gpu, "acceleratorType") or None,
+        accelerator_count=_count(gpu.get("acceleratorCount"), 0),
+        capacity_reservation_id=kit.text(raw, "capacityBlock", "capacityReservationId") or None,
+        preset=(kit.text(raw, shape.preset) or None) if shape.preset else None,
+        drivers_preset=kit.text(gpu, "driversPreset") or None,
+        fabric=fabric_type or common.NO_FABRIC,
+        infiniband_fabric=kit.text(fabric, "infiniband", "fabric") or None,
     )
 
 
-def _or(value: Any, default: int) -> int:
-    """A node count that may be unset (absent or null) falls back to ``default``."""
-    return default if value is None else int(value)
+def _count(value: Any, default: int) -> int:
+    """A count that may be unset (absent or null) falls back to ``default``."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default

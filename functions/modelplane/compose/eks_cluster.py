@@ -5,7 +5,8 @@ Steps, each waiting for what it needs:
 1. The network, IAM roles, EKS cluster, add-ons, node groups, EFS and the ClusterAuth
    that writes the kubeconfig Secret (:mod:`modelplane.domain.clouds.eks`).
 2. Once the ClusterAuth is Ready: ``status.kubeconfigSecretRef``, and a
-   provider-kubernetes ProviderConfig for the cluster.
+   provider-kubernetes ProviderConfig for the cluster (and a provider-helm one plus the
+   cluster autoscaler's Release, where a pool autoscales).
 3. Once the EFS file system has an id too: the ``modelplane-rwx-efs`` StorageClass on
    the cluster. ``status.cache.storageClassName`` names it from the start: it is fixed.
 """
@@ -21,6 +22,10 @@ from modelplane.compose import _clouds
 from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, eks
 from modelplane.models.ekscluster import EKSCluster
+
+SHAPE = _clouds.Shape(
+    machine="instanceType", system_machine="m6i.xlarge", version=eks.DEFAULT_VERSION
+)
 
 
 @kit.composer
@@ -57,9 +62,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
 def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
     """Return the plain cluster the composite asks for (defaults filled by the model)."""
     spec = EKSCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    return _clouds.read_cluster(
-        xr, spec, shape="instanceType", version=eks.DEFAULT_VERSION, system_shape="m6i.xlarge"
-    )
+    return _clouds.read_cluster(xr, spec, SHAPE)
 
 
 def _conditions(

@@ -2,13 +2,18 @@
 
 Steps, each waiting for what it needs:
 
-1. The network, node service account and its key, the GKE cluster (which writes the
-   kubeconfig Secret) and its node pools (:mod:`modelplane.domain.clouds.gke`).
-2. Once GCP reports the service account's email and project: its
+1. The GCP provider config the spec's ``credentials`` name is read for its ``projectID``
+   (else the node service account's project, once GCP reports it): the project turns on
+   Workload Identity.
+2. The network, node service account and its key, the Filestore API, the GKE cluster
+   (which writes the kubeconfig Secret) and its node pools
+   (:mod:`modelplane.domain.clouds.gke`).
+3. Once GCP reports the service account's email and project: its
    ``roles/container.admin`` grant.
-3. Once the cluster is Ready: ``status.kubeconfigSecretRef``; once the key is Ready:
-   ``status.identitySecretRef``. ``status.cache.storageClassName`` names GKE's
-   Filestore Enterprise class from the start: the cluster's add-on provides it.
+4. Once the cluster is Ready: ``status.kubeconfigSecretRef``; once the key is Ready:
+   ``status.identitySecretRef``; once both: a provider-kubernetes ProviderConfig pairing
+   them, and the ``modelplane-rwx-filestore`` StorageClass on the cluster.
+   ``status.cache.storageClassName`` names it from the start: it is fixed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,12 @@ from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, gke
 from modelplane.models.gkecluster import GKECluster
 
+SHAPE = _clouds.Shape(
+    machine="machineType", system_machine="e2-standard-4", version=gke.DEFAULT_VERSION
+)
+GCP = "gcp.m.upbound.io/v1beta1"
+CREDENTIALS = "credentials"
+
 
 @kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -34,13 +45,17 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     except common.ClusterError as exc:
         response.fatal(rsp, f"cannot compose GKECluster {name}: {exc}")
         return
-    manifests = gke.resources(cluster)
+    config = cluster.provider_config
+    namespace = cluster.namespace if config.kind == "ProviderConfig" else None
+    kit.require(rsp, CREDENTIALS, GCP, config.kind, match_name=config.name, namespace=namespace)
+    if not kit.was_required(req, CREDENTIALS):
+        kit.asking(req, rsp)  # Crossplane calls again with the provider config
+        return
     account = common.at_provider(kit.observed(req, gke.ACCOUNT_KEY))
+    project = _project(req) or kit.text(account, "project") or None
+    manifests = gke.resources(cluster, project)
     if account.get("email") and account.get("project"):
         manifests.update(gke.iam_member(cluster, account["email"], account["project"]))
-    for key, manifest in sorted(manifests.items()):
-        kit.compose(rsp, key, manifest)
-    kit.hold(req, rsp, gke.IAM_KEYS)  # the grant waits for the account; once made, it stays
     status: dict[str, Any] = {"cache": {"storageClassName": gke.STORAGE_CLASS}}
     cluster_ready = kit.is_ready(kit.observed(req, gke.CLUSTER_KEY))
     key_ready = kit.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
@@ -48,23 +63,38 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         secret = gke.kubeconfig_secret(cluster)
         status["kubeconfigSecretRef"] = common.kubeconfig_ref(secret, cluster.namespace)
     if key_ready:
-        secret = gke.identity_secret(cluster)
-        identity = common.kubeconfig_ref(secret, cluster.namespace, gke.IDENTITY_KEY)
-        status["identitySecretRef"] = {**identity, "type": "GoogleApplicationCredentials"}
+        identity = gke.identity_ref(cluster)
+        status["identitySecretRef"] = {k: identity[k] for k in ("name", "namespace", "key", "type")}
+    if cluster_ready and key_ready:
+        manifests.update(gke.workload_resources(cluster, status["kubeconfigSecretRef"]))
+    for key, manifest in sorted(manifests.items()):
+        kit.compose(rsp, key, manifest)
+    # The grant waits for the account, what goes on the cluster for its kubeconfig and key;
+    # once made, each stays while what it waited for flaps.
+    kit.hold(req, rsp, [*gke.IAM_KEYS, *gke.WORKLOAD_KEYS])
     kit.set_status(rsp, status)
     kit.keep_status(req, rsp, "kubeconfigSecretRef", "identitySecretRef")
-    _conditions(rsp, cluster_ready, key_ready)
+    _conditions(req, rsp, cluster_ready, key_ready)
 
 
 def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
     """Return the plain cluster the composite asks for (defaults filled by the model)."""
     spec = GKECluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    return _clouds.read_cluster(
-        xr, spec, shape="machineType", version=gke.DEFAULT_VERSION, system_shape="e2-standard-4"
-    )
+    return _clouds.read_cluster(xr, spec, SHAPE)
 
 
-def _conditions(rsp: fnv1.RunFunctionResponse, cluster_ready: bool, key_ready: bool) -> None:
+def _project(req: fnv1.RunFunctionRequest) -> str:
+    """Return the project the GCP provider config sets, or ``""``."""
+    found = kit.required(req, CREDENTIALS)
+    return kit.text(found[0], "spec", "projectID") if found else ""
+
+
+def _conditions(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    cluster_ready: bool,
+    key_ready: bool,
+) -> None:
     if cluster_ready:
         kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
     else:
@@ -76,4 +106,14 @@ def _conditions(rsp: fnv1.RunFunctionResponse, cluster_ready: bool, key_ready: b
     else:
         kit.set_condition(
             rsp, "IdentityReady", False, "WaitingForKey", "waiting for the service account key"
+        )
+    if kit.is_ready(kit.observed(req, gke.STORAGE_CLASS_KEY)):
+        kit.set_condition(rsp, "CacheReady", True, "Available", f"StorageClass {gke.STORAGE_CLASS}")
+    elif not (cluster_ready and key_ready):
+        kit.set_condition(
+            rsp, "CacheReady", False, "WaitingForKubeconfig", "no kubeconfig and key yet"
+        )
+    else:
+        kit.set_condition(
+            rsp, "CacheReady", False, "Creating", f"creating StorageClass {gke.STORAGE_CLASS}"
         )

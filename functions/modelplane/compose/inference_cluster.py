@@ -8,8 +8,15 @@ Steps, each waiting for what it needs:
    Secret once the cluster exists. Existing: the kubeconfig Secret is the user's.
 3. Once the kubeconfig Secret is known: a provider-kubernetes and a provider-helm
    ClusterProviderConfig named after the cluster, which every workload-cluster object
-   (ModelReplica, ModelCache, ServingStack) names.
+   (ModelReplica, ModelCache, ServingStack) names. Where the kubeconfig holds no
+   credentials (GKE, Nebius, or an Existing cluster with an identity Secret), they pair
+   it with the identity the cloud cluster publishes (``status.identitySecretRef``).
 4. A ServingStack on the cluster, which reports the cluster gateway's address.
+5. While ModelReplicas (labelled ``modelplane.ai/cluster=<name>``) or ModelCaches (whose
+   ``status.clusters`` lists it) use the cluster: a ClusterUsage of the cluster itself, so
+   the API server refuses to delete it (:mod:`modelplane.domain.usage`); condition
+   ``InUse`` names them. Once none does, the ClusterUsage goes and a deletion refused
+   meanwhile is replayed.
 
 A pool whose class is missing is not published; a provisioned cluster whose classes
 can't provision it keeps whatever cloud cluster it already has and composes no new one.
@@ -23,7 +30,7 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import api
+from modelplane.domain import api, usage
 from modelplane.domain import cluster as domain
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.inferencecluster import InferenceCluster
@@ -35,6 +42,8 @@ SYSTEM_NAMESPACE = "modelplane-system"
 SECRETS_NAMESPACE = "modelplane-system"
 CLOUD_KEY = "cluster"
 STACK_KEY = "serving-stack"
+USAGE_KEY = "cluster-usage"
+IDENTITY_FIELDS = ("name", "namespace", "key")
 PROVIDER_CONFIGS = {
     "provider-config-kubernetes": api.KUBERNETES_OBJECT,
     "provider-config-helm": api.HELM,
@@ -44,13 +53,17 @@ PROVIDER_CONFIGS = {
 @kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Publish the pools, provision or adopt the cluster, and install the serving stack."""
-    kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
-    if not kit.was_required(req, "classes"):
-        kit.asking(req, rsp)  # Crossplane calls again with the classes
-        return
     xr = kit.composite(req)
+    name = kit.meta(xr).name
+    kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
+    # What runs on the cluster, in every namespace: it holds the cluster.
+    kit.require(rsp, "replicas", GROUP, "ModelReplica", match_labels={api.CLUSTER_LABEL: name})
+    kit.require(rsp, "caches", GROUP, "ModelCache", match_labels={})
+    if not all(kit.was_required(req, r) for r in ("classes", "replicas", "caches")):
+        kit.asking(req, rsp)  # Crossplane calls again with the classes and the users
+        return
     InferenceCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
-    name, spec = kit.meta(xr).name, xr["spec"]
+    spec = xr["spec"]
     pools = [_pool(p) for p in spec["nodePools"]]
     classes = _classes(req, rsp)
     status: dict[str, Any] = {}
@@ -64,7 +77,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.warn(rsp, str(problem))
     kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems)
     if kubeconfig is not None:
-        _provider_configs(rsp, name, kubeconfig, spec["cluster"].get("existing", {}))
+        _provider_configs(rsp, name, kubeconfig, _identity(req, spec))
         status["providerConfigRef"] = {"name": name}
         _serving_stack(rsp, name, source)
     else:
@@ -75,6 +88,20 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     kit.set_status(rsp, status)
     kit.keep_status(req, rsp, "providerConfigRef", "gateway", "cache")
     _conditions(req, rsp, source, kubeconfig, problems)
+    _hold_while_used(req, rsp, name)
+
+
+def _hold_while_used(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str
+) -> None:
+    """Compose the ClusterUsage that blocks deleting the cluster while anything uses it."""
+    users = usage.users(name, kit.required(req, "replicas"), kit.required(req, "caches"))
+    if users:
+        kit.compose(rsp, USAGE_KEY, usage.cluster_usage(name))
+        listed = kit.listed([str(u) for u in users])
+        kit.set_condition(rsp, "InUse", True, "InUse", f"deletion is blocked: used by {listed}")
+    else:
+        kit.set_condition(rsp, "InUse", False, "Unused", "nothing uses the cluster")
 
 
 def _with_flapping_pools(
@@ -122,7 +149,7 @@ def _pool(raw: dict[str, Any]) -> domain.Pool:
     return domain.Pool(
         name=raw["name"],
         class_name=raw["className"],
-        node_count=raw["nodeCount"],
+        node_count=raw.get("nodeCount", 1),  # the XRD's default, should a request lack it
         min_node_count=raw.get("minNodeCount"),
         max_node_count=raw.get("maxNodeCount"),
         zones=tuple(raw.get("zones") or ()),
@@ -143,7 +170,8 @@ def _cloud_cluster(
     source = spec["cluster"]["source"]
     if source == "Existing":
         ref = spec["cluster"]["existing"]["secretRef"]
-        return {"namespace": SECRETS_NAMESPACE, "name": ref["name"], "key": ref["key"]}
+        key = ref.get("key") or "kubeconfig"  # the XRD's default
+        return {"namespace": SECRETS_NAMESPACE, "name": ref["name"], "key": key}
     observed = kit.observed(req, CLOUD_KEY)
     if problems:
         kit.hold(req, rsp, [CLOUD_KEY])  # never drop a running cluster over a bad edit
@@ -163,8 +191,28 @@ def _cloud_cluster(
     )
 
 
+def _identity(req: fnv1.RunFunctionRequest, spec: dict[str, Any]) -> dict[str, str] | None:
+    """Return the cloud identity to pair with the kubeconfig, ``{type, name, namespace, key}``:
+    an Existing cluster's ``identitySecretRef``, or what the cloud cluster publishes."""
+    existing = kit.mapping(spec, "cluster", "existing", "identitySecretRef")
+    if existing:
+        return {
+            "type": kit.text(existing, "type") or "GoogleApplicationCredentials",
+            "name": kit.text(existing, "name"),
+            "namespace": SECRETS_NAMESPACE,
+            "key": kit.text(existing, "key"),
+        }
+    published = kit.mapping(kit.observed(req, CLOUD_KEY), "status", "identitySecretRef")
+    if not all(kit.text(published, f) for f in (*IDENTITY_FIELDS, "type")):
+        return None
+    return {f: kit.text(published, f) for f in ("type", *IDENTITY_FIELDS)}
+
+
 def _provider_configs(
-    rsp: fnv1.RunFunctionResponse, name: str, kubeconfig: dict[str, Any], existing: dict[str, Any]
+    rsp: fnv1.RunFunctionResponse,
+    name: str,
+    kubeconfig: dict[str, Any],
+    identity: dict[str, str] | None,
 ) -> None:
     credentials = {
         "source": "Secret",
@@ -175,16 +223,11 @@ def _provider_configs(
         },
     }
     pc_spec: dict[str, Any] = {"credentials": credentials}
-    identity = existing.get("identitySecretRef")
     if identity:
         pc_spec["identity"] = {
-            "type": identity.get("type", "GoogleApplicationCredentials"),
+            "type": identity["type"],
             "source": "Secret",
-            "secretRef": {
-                "namespace": SECRETS_NAMESPACE,
-                "name": identity["name"],
-                "key": identity["key"],
-            },
+            "secretRef": {f: identity[f] for f in IDENTITY_FIELDS},
         }
     for key, api_version in PROVIDER_CONFIGS.items():
         manifest = {

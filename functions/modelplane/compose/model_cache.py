@@ -6,7 +6,10 @@ The steps: read the cache; require the InferenceClusters its ``clusterSelector``
 (each cluster's phase), ``status.summary.ready`` and the conditions ``ClustersMatched``
 and ``ArtifactReady``. A cluster that leaves the selector (or is deleted) is no longer
 staged to: its Objects are not composed, so Crossplane deletes its PVC and Job (not its
-namespace). A cluster still matched keeps what is staged on it while it waits.
+namespace). A cluster still matched keeps what is staged on it while it waits. Once a
+cluster's copy is staged, its download Job and copied token Secret are released: no
+longer composed (nor held), so Crossplane removes them there; ``status.clusters`` keeps
+the cluster Ready, as its PVC's Object remembers what it holds.
 
 A cluster that lost its provider config for a moment keeps what it has: the provider
 config its Objects already name is used until the cluster publishes one again.
@@ -21,7 +24,7 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import api, usage
+from modelplane.domain import api
 from modelplane.domain import cache as domain
 from modelplane.models.modelcache import ModelCache
 
@@ -57,12 +60,11 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     for staging in stagings:
         for item in staging.composed:
             kit.compose(rsp, item.key, item.resource)
-        if staging.composed:  # the cache holds every cluster it has put something on
-            holding = usage.of_cluster("ModelCache", cache.name, cache.namespace, staging.cluster)
-            kit.compose(rsp, _usage_key(staging.cluster), holding)
         # A cluster still matched keeps what is staged there while it waits (its provider
-        # config or storage class flaps); only a cluster that leaves the selector loses it.
-        kit.hold(req, rsp, _keys_on(staging.cluster))
+        # config or storage class flaps); only a cluster that leaves the selector loses it,
+        # and a staged cluster its download Job and token Secret.
+        released = {domain.key(staging.cluster, step) for step in staging.released}
+        kit.hold(req, rsp, [k for k in _keys_on(staging.cluster) if k not in released])
     kit.set_status(
         rsp,
         {
@@ -97,13 +99,9 @@ def _cache(xr: Mapping[str, Any]) -> domain.Cache | str:
     )
 
 
-def _usage_key(cluster: str) -> str:
-    return f"{cluster}-usage"
-
-
 def _keys_on(cluster: str) -> list[str]:
     """Return the keys of everything the cache may compose on ``cluster``."""
-    return [*(domain.key(cluster, step) for step in domain.Step), _usage_key(cluster)]
+    return [domain.key(cluster, step) for step in domain.Step]
 
 
 def _selector(xr: Mapping[str, Any]) -> dict[str, str]:
@@ -148,6 +146,8 @@ def _observed(req: fnv1.RunFunctionRequest) -> dict[str, domain.Observed]:
             ready=conditions.get("Ready", {}).get("status") == "True",
             failed=failed,
             message=str(message),
+            applies=kit.text(found, "spec", "forProvider", "manifest", "metadata", "name"),
+            staged=kit.text(found, "metadata", "annotations", domain.STAGED_ANNOTATION),
         )
     return seen
 

@@ -23,14 +23,13 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
-from modelplane.domain import api, usage, workload
+from modelplane.domain import api, workload
 from modelplane.models.modelreplica import Member as MemberModel
 from modelplane.models.modelreplica import ModelReplica
 from modelplane.models.modelreplica import Spec as ReplicaSpec
 
 CLUSTER = "cluster"
 CACHE = "model-cache"
-USAGE = "cluster-usage"
 ACCEPTED = "ModelAccepted"
 READY = "ModelReady"
 
@@ -75,8 +74,6 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         return
     for item in composed:
         kit.compose(rsp, item.key, item.resource)
-    holding = usage.of_cluster("ModelReplica", identity.name, namespace, cluster.name)
-    kit.compose(rsp, USAGE, holding, ready=True)  # it guards deletion; serving doesn't wait on it
     _report(rsp, workload.judge(composed, _observed(req, composed)), cluster.name, cache_note)
 
 

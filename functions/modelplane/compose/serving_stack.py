@@ -1,7 +1,9 @@
 """ServingStack: install what an inference cluster needs to serve models, in order.
 
 The steps: read the stack; plan its components (see ``modelplane.domain.stack``: Helm
-Releases and provider-kubernetes Objects through the provider config the spec names);
+Releases and provider-kubernetes Objects through the provider config that reaches the
+cluster: ``spec.providerConfigRef``; without it, provider configs the stack builds from
+``spec.secrets``, or without those, the ClusterProviderConfig named after the stack);
 compose every step whose prerequisites are ready in the observed state, and every step
 already composed; publish ``status.gateway.address`` from the Gateway's observed status;
 and say what the stack still waits for:
@@ -12,11 +14,17 @@ and say what the stack still waits for:
   an address (False ``WaitingForGateway`` or ``WaitingForAddress``).
 
 The stack is Ready when both are True: its InferenceCluster then reports the gateway.
+
+Versions: ``spec.components.<name>.version`` wins, then ``spec.versions.<name>`` (names
+matched without regard to case: ``gatewayApi`` is ``gatewayAPI``), then the pin. The
+Gateway API CRDs ship in Envoy Gateway's CRD chart, so ``spec.versions.gatewayApi`` names
+the Gateway API release it bundles, not a chart: it is checked against the pinned chart's
+bundle, and a different one is reported in a warning (choose ``envoyGateway`` instead).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -25,7 +33,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.compose import _kit as kit
 from modelplane.domain import stack as domain
 from modelplane.domain import workload
-from modelplane.models.servingstack import Components, ServingStack
+from modelplane.models.servingstack import Components, Secret, ServingStack
 
 COMPONENTS = "ComponentsReady"
 GATEWAY = "GatewayReady"
@@ -35,15 +43,18 @@ GATEWAY = "GatewayReady"
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Compose the stack's next steps and report what it waits for."""
     xr = kit.composite(req)
-    stack = _stack(xr)
-    if isinstance(stack, str):
+    found = _stack(xr)
+    if isinstance(found, str):
         # What is installed stays installed, as it is, until the spec is fixed.
         kit.hold(req, rsp)
-        kit.waiting(rsp, COMPONENTS, "InvalidSpec", stack)
+        kit.waiting(rsp, COMPONENTS, "InvalidSpec", found)
         kit.set_condition(rsp, GATEWAY, False, "InvalidSpec", "nothing new is installed")
         kit.keep_status(req, rsp, "gateway")
         kit.set_ready(rsp, False)
         return
+    stack, warnings = found
+    for warning in warnings:
+        kit.warn(rsp, warning)
     steps = domain.plan(stack)
     progress = domain.gate(steps, _observed(req))
     for step in progress.composed:
@@ -55,8 +66,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     _report(rsp, progress, address)
 
 
-def _stack(xr: Mapping[str, Any]) -> domain.Stack | str:
-    """Return the stack, or what is wrong with it."""
+def _stack(xr: Mapping[str, Any]) -> tuple[domain.Stack, list[str]] | str:
+    """Return the stack and what to warn about, or what is wrong with it."""
     try:
         spec = ServingStack.model_validate(xr).spec
     except pydantic.ValidationError as err:
@@ -64,31 +75,87 @@ def _stack(xr: Mapping[str, Any]) -> domain.Stack | str:
     if spec is None:
         return "the ServingStack has no spec"
     meta = xr.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    settings, warnings = _settings(spec.components, spec.versions or {})
+    credentials = _credentials(spec.secrets or [])
     ref = spec.provider_config_ref
-    return domain.Stack(
-        name=str(meta.get("name", "")),
-        namespace=str(meta.get("namespace") or domain.SYSTEM_NAMESPACE),
-        cloud=domain.Cloud(spec.cloud),
-        provider_config=domain.ProviderConfig(ref.name, ref.kind or "ProviderConfig"),
-        components=_settings(spec.components),
+    if ref is not None:
+        provider_config = domain.ProviderConfig(ref.name, ref.kind or "ProviderConfig")
+        credentials = None  # the named config reaches the cluster; the Secrets are unused
+    elif credentials is not None:
+        provider_config = domain.ProviderConfig(name, "ProviderConfig")
+    else:
+        provider_config = domain.ProviderConfig(name, "ClusterProviderConfig")
+    listeners = tuple(
+        domain.Listener(listener.name, listener.port, listener.protocol)
+        for listener in (spec.gateway.listeners if spec.gateway else None) or ()
     )
+    stack = domain.Stack(
+        name=name,
+        namespace=str(meta.get("namespace") or domain.SYSTEM_NAMESPACE),
+        cloud=domain.Cloud(spec.cloud or domain.Cloud.EXISTING.value),
+        provider_config=provider_config,
+        components=settings,
+        credentials=credentials,
+        listeners=listeners or domain.DEFAULT_LISTENERS,
+    )
+    return stack, warnings
 
 
-def _settings(components: Components | None) -> dict[domain.Component, domain.Setting]:
+def _settings(
+    components: Components | None, versions: Mapping[str, str]
+) -> tuple[dict[domain.Component, domain.Setting], list[str]]:
     raw = components.model_dump(by_alias=True) if components else {}
+    by_name = {c.value.lower(): c for c in domain.Component}
+    pinned: dict[domain.Component, str] = {}
+    warnings = []
+    for key, version in sorted(versions.items()):
+        component = by_name.get(key.lower())
+        if component is None:
+            warnings.append(f"spec.versions.{key} names no component; ignored")
+        elif component is domain.Component.GATEWAY_API:
+            bundle = domain.GATEWAY_API_BUNDLE
+            if version != bundle:
+                warnings.append(
+                    f"spec.versions.{key} is {version}, but the Gateway API CRDs come from "
+                    f"Envoy Gateway's CRD chart, which installs Gateway API {bundle}; choose "
+                    "the Envoy Gateway version instead"
+                )
+        else:
+            pinned[component] = version
     settings = {}
     for component in domain.Component:
         given = raw.get(component.value) or {}
         enabled = given.get("enabled")
         settings[component] = domain.Setting(
-            enabled=True if enabled is None else bool(enabled), version=given.get("version")
+            enabled=True if enabled is None else bool(enabled),
+            version=given.get("version") or pinned.get(component),
         )
-    return settings
+    return settings, warnings
+
+
+def _credentials(secrets: Sequence[Secret]) -> domain.Credentials | None:
+    """Return the Secrets to build provider configs from (None without a kubeconfig)."""
+    kubeconfig = next((s for s in secrets if s.type == "Kubeconfig"), None)
+    if kubeconfig is None:
+        return None
+    identity = next((s for s in secrets if s.type != "Kubeconfig"), None)
+    return domain.Credentials(
+        kubeconfig=domain.SecretKey(kubeconfig.name, kubeconfig.key),
+        identity_type=identity.type if identity else None,
+        identity=domain.SecretKey(identity.name, identity.key) if identity else None,
+    )
 
 
 def _observed(req: fnv1.RunFunctionRequest) -> dict[str, bool]:
     """Return whether each observed composed resource is ready, by key."""
-    return {key: kit.is_ready(kit.observed(req, key)) for key in req.observed.resources}
+    # Each by its kind's rule: a Release or an Object by its Ready condition, a provider
+    # config once it exists.
+    ready = {}
+    for key in req.observed.resources:
+        found = kit.observed(req, key) or {}
+        ready[key] = kit.composed_ready(found, found)
+    return ready
 
 
 def _report(rsp: fnv1.RunFunctionResponse, progress: domain.Progress, address: str) -> None:

@@ -17,6 +17,13 @@ The cache is Pending on a cluster until the Job is composed, Hydrating until it
 completes, then Ready; Failed when the Job failed or when the cluster has no RWX
 storage (Vultr, or an Existing cluster without ``cache.storageClassName``), in which
 case nothing is composed there.
+
+Once the copy on a cluster is staged, the download Job and the copied token Secret are
+no longer composed, so Crossplane removes them from that cluster (the weights stay, in
+the PVC). What is staged is remembered on the PVC's Object: the annotation
+:data:`STAGED_ANNOTATION` holds the digest of the source it holds, so the cache stays
+Ready there with no Job left to say so, and a new repo or revision (a new digest)
+stages again, with a new Job and the Secret back. A failed Job is kept, for its logs.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ HF_HUB = "huggingface_hub==1.33.0"
 """The Hugging Face client (and its ``hf`` CLI) the hydration Job installs, pinned."""
 BACKOFF_LIMIT = 4
 LABEL_CACHE = "modelplane.ai/cache"
+STAGED_ANNOTATION = "modelplane.ai/staged"
+"""On the PVC's Object: the digest of the source the PVC holds, once it is staged."""
 NO_RWX_CLOUDS = ("Vultr",)
 JOB_PREFIX_LENGTH = 40
 """Room for ``-hydrate-`` and an 8-digit digest within a Job name's 63 characters."""
@@ -148,11 +157,15 @@ class Observed:
         ready: Its ``Ready`` condition is True.
         failed: The object it applies says it failed (a Job's ``Failed`` condition).
         message: Why, when it failed.
+        applies: The name of the object it applies ("" when unknown).
+        staged: Its :data:`STAGED_ANNOTATION` ("" when it has none).
     """
 
     ready: bool = False
     failed: bool = False
     message: str = ""
+    applies: str = ""
+    staged: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,13 +178,24 @@ class Composed:
 
 @dataclass(frozen=True)
 class Staging:
-    """The cache on one cluster: its phase, why, and what to compose there."""
+    """The cache on one cluster: its phase, why, and what to compose there.
+
+    Attributes:
+        cluster: The cluster's name.
+        phase: How far along the cache is there.
+        reason: Why.
+        detail: What a platform team reads in a condition.
+        composed: The Objects to compose there.
+        released: The steps deliberately no longer composed there (staged: the Job and
+            the Secret), which must not be held.
+    """
 
     cluster: str
     phase: Phase
     reason: Reason
     detail: str = ""
     composed: tuple[Composed, ...] = ()
+    released: tuple[Step, ...] = ()
 
     def __str__(self) -> str:
         """Say where the cache stands on the cluster, in a platform team's words."""
@@ -218,6 +242,13 @@ def stage(cache: Cache, cluster: CacheCluster, observed: Mapping[str, Observed])
         return reach
     provider, storage_class = reach
     composed = [_namespace(cache, cluster, provider)]
+    if _staged(cache, cluster, observed):
+        composed.append(_claim(cache, cluster, provider, storage_class, staged=True))
+        detail = f"{cache.source.repo} is staged"
+        return Staging(
+            cluster.name, Phase.READY, Reason.STAGED, detail, tuple(composed),
+            released=(Step.SECRET, Step.HYDRATE),
+        )  # fmt: skip
     if not _ready_or_kept(observed, cluster, Step.NAMESPACE, Step.CLAIM):
         detail = f"creating namespace {cache.namespace}"
         return Staging(
@@ -248,7 +279,10 @@ def stage(cache: Cache, cluster: CacheCluster, observed: Mapping[str, Observed])
             cluster.name, Phase.PENDING, Reason.CREATING_STORAGE, detail, tuple(composed)
         )
     composed.append(_job(cache, cluster, provider))
-    return _hydration(cache, cluster, observed.get(key(cluster.name, Step.HYDRATE)), composed)
+    job = observed.get(key(cluster.name, Step.HYDRATE))
+    if job is not None and job.applies not in ("", job_name(cache)):
+        job = None  # an earlier source's Job: this source's is not even created yet
+    return _hydration(cache, cluster, job, composed)
 
 
 def summary(stagings: Iterable[Staging]) -> str:
@@ -278,6 +312,17 @@ def _reach(cluster: CacheCluster) -> Staging | tuple[ProviderConfig, str]:
         detail = "waiting for the cluster to publish its RWX StorageClass"
         return Staging(cluster.name, Phase.PENDING, Reason.STORAGE_PENDING, detail)
     return ProviderConfig(cluster.provider_config), cluster.storage_class
+
+
+def _staged(cache: Cache, cluster: CacheCluster, observed: Mapping[str, Observed]) -> bool:
+    """Tell whether the cluster's PVC holds the cache's source: its Object says so, or the
+    Job that stages this source (not an earlier one) has just completed."""
+    digest = cache.source.digest()
+    claim = observed.get(key(cluster.name, Step.CLAIM))
+    if claim is not None and claim.staged == digest:
+        return True
+    job = observed.get(key(cluster.name, Step.HYDRATE))
+    return job is not None and job.ready and job.applies in ("", job_name(cache))
 
 
 def _ready_or_kept(
@@ -318,11 +363,15 @@ def _composed(
     provider: ProviderConfig,
     step: Step,
     manifest: Mapping[str, Any],
+    *,
+    annotations: Mapping[str, str] | None = None,
     **options: Any,
 ) -> Composed:
     name = object_name(cache, cluster.name, step)
     resource = wrap(name, cache.namespace, provider, manifest, **options)
     resource["metadata"]["labels"] = _labels(cache)
+    if annotations:
+        resource["metadata"]["annotations"] = dict(annotations)
     return Composed(key(cluster.name, step), resource)
 
 
@@ -338,7 +387,14 @@ def _namespace(cache: Cache, cluster: CacheCluster, provider: ProviderConfig) ->
     return _composed(cache, cluster, provider, Step.NAMESPACE, manifest, keep=True)
 
 
-def _claim(cache: Cache, cluster: CacheCluster, provider: ProviderConfig, storage: str) -> Composed:
+def _claim(
+    cache: Cache,
+    cluster: CacheCluster,
+    provider: ProviderConfig,
+    storage: str,
+    *,
+    staged: bool = False,
+) -> Composed:
     manifest = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -353,7 +409,8 @@ def _claim(cache: Cache, cluster: CacheCluster, provider: ProviderConfig, storag
             "storageClassName": storage,
         },
     }
-    return _composed(cache, cluster, provider, Step.CLAIM, manifest)
+    annotations = {STAGED_ANNOTATION: cache.source.digest()} if staged else None
+    return _composed(cache, cluster, provider, Step.CLAIM, manifest, annotations=annotations)
 
 
 def _secret(cache: Cache, cluster: CacheCluster, provider: ProviderConfig, source: str) -> Composed:

@@ -12,15 +12,19 @@ from typing import Any
 
 PROVISIONED = ("GKE", "EKS", "AKS", "Nebius", "Vultr")
 
-# The per-cloud field of a class's provisioning block that names the node shape, and
-# the field the cloud cluster's node pool takes it as.
+# The per-cloud fields of a class's provisioning block that name the node shape, and
+# the fields the cloud cluster's node pool takes them as.
 SHAPE_FIELDS: Mapping[str, tuple[str, ...]] = {
     "GKE": ("machineType",),
     "EKS": ("instanceType",),
     "AKS": ("vmSize",),
-    "Nebius": ("platform", "preset", "driversPreset"),
+    "Nebius": ("platform", "preset"),
     "Vultr": ("plan",),
 }
+# Which clouds take a pool's zones, its boot disk size, and which fabric each takes.
+ZONED = ("GKE", "EKS")
+NO_DISK = ("Vultr",)
+FABRICS: Mapping[str, str] = {"EKS": "EFA", "AKS": "InfiniBand", "Nebius": "InfiniBand"}
 CLUSTER_KINDS: Mapping[str, str] = {
     "GKE": "GKECluster",
     "EKS": "EKSCluster",
@@ -128,21 +132,62 @@ def provisioning_problems(
 
 
 def cloud_node_pool(source: str, pool: Pool, provisioning: Mapping[str, Any]) -> dict[str, Any]:
-    """Return one node pool of the cloud cluster's spec, from the pool and its class."""
+    """Return one GPU pool of the cloud cluster's spec, from the pool and its class.
+
+    The class gives the node shape, the disk size and the GPUs (``gpu``: the accelerator's
+    type and count, and Nebius' driver preset); the pool its counts, zones (GKE, EKS),
+    fabric (EFA on EKS, InfiniBand on AKS and Nebius; each cloud's composite spells it its
+    own way) and Capacity Block (EKS).
+    """
     block = provisioning.get(source.lower()) or {}
-    node_pool: dict[str, Any] = {"name": pool.name, "nodeCount": pool.node_count}
+    node_pool: dict[str, Any] = {"name": pool.name, "role": "GPU", "nodeCount": pool.node_count}
     node_pool["minNodeCount"] = (
         pool.min_node_count if pool.min_node_count is not None else pool.node_count
     )
     if pool.max_node_count is not None:
         node_pool["maxNodeCount"] = pool.max_node_count
-    if pool.zones and source in ("GKE", "EKS"):
+    if pool.zones and source in ZONED:
         node_pool["zones"] = list(pool.zones)
-    for key in (*SHAPE_FIELDS[source], "diskSizeGb", "accelerator"):
+    for key in SHAPE_FIELDS[source]:
         if key in block:
             node_pool[key] = block[key]
-    node_pool.update(dict(sorted(pool.extra.items())))
+    if "diskSizeGb" in block and source not in NO_DISK:
+        node_pool["diskSizeGb"] = block["diskSizeGb"]
+    gpu = _gpu(block)
+    if gpu:
+        node_pool["gpu"] = gpu
+    fabric = _fabric(source, pool.extra.get("fabric"))
+    if fabric is not None:
+        node_pool["fabric"] = fabric
+    if source == "EKS" and "capacityBlock" in pool.extra:
+        node_pool["capacityBlock"] = dict(pool.extra["capacityBlock"])
     return node_pool
+
+
+def _gpu(block: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a class's provisioning block's GPUs as the cloud pool's ``gpu``."""
+    accelerator = block.get("accelerator")
+    gpu: dict[str, Any] = {}
+    if isinstance(accelerator, Mapping):
+        if accelerator.get("type"):
+            gpu["acceleratorType"] = accelerator["type"]
+        if accelerator.get("count"):
+            gpu["acceleratorCount"] = accelerator["count"]
+    if block.get("driversPreset"):
+        gpu["driversPreset"] = block["driversPreset"]
+    return gpu
+
+
+def _fabric(source: str, fabric: Any) -> Any:
+    """Return the cloud pool's ``fabric`` for the InferenceCluster pool's, or None for none."""
+    kind = fabric.get("type") if isinstance(fabric, Mapping) else None
+    if kind is None or kind != FABRICS.get(source):
+        return None  # None, or a fabric this cloud does not take (the XRD refuses those)
+    if source == "AKS":
+        return kind
+    if source == "Nebius":
+        return {"type": kind, "infiniband": dict(fabric.get("infiniband") or {})}
+    return {"type": kind}
 
 
 def cloud_cluster_spec(
@@ -153,12 +198,20 @@ def cloud_cluster_spec(
 ) -> dict[str, Any]:
     """Return the spec of the <Cloud>Cluster that provisions ``pools`` on ``source``.
 
+    The location block gives the region (or location), and, when set, the Kubernetes
+    version and the provider config whose credentials create the cluster.
+
     Call only when :func:`provisioning_problems` found none.
     """
     spec: dict[str, Any] = {}
     if source in LOCATION_FIELDS:
         key = LOCATION_FIELDS[source]
         spec[key] = location[key]
+    if location.get("kubernetesVersion"):
+        spec["kubernetesVersion"] = location["kubernetesVersion"]
+    credentials = location.get("credentials")
+    if isinstance(credentials, Mapping) and credentials:
+        spec["credentials"] = dict(credentials)
     spec["nodePools"] = [
         cloud_node_pool(source, pool, classes[pool.class_name]["provisioning"]) for pool in pools
     ]

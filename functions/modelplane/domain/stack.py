@@ -6,29 +6,45 @@ waits for. :func:`gate` takes what the observed state says is ready and returns 
 to compose now: a step is composed once everything it needs is ready, and kept from
 then on (so a flapping condition never uninstalls a working component).
 
-The components, each pinned to a default version (a component's ``version`` overrides
-it), installed with provider-helm Releases through the cluster's provider config:
+Every chart and the version pinned for it is in one table, :data:`CHARTS` (a
+component's ``version`` overrides its charts' pins). The components, installed with
+provider-helm Releases through the cluster's provider config:
 
 - cert-manager (``cert-manager``, with its CRDs), for the other components' webhooks;
-- the Gateway API CRDs (standard channel), from Envoy Gateway's CRD-only chart, so Helm
-  upgrades them and they are one Release's job;
+- the Gateway API CRDs (standard channel) and Envoy Gateway's own CRDs, from Envoy
+  Gateway's CRD-only chart, so Helm upgrades them and they are one Release's job;
 - the Gateway API Inference Extension CRDs (InferencePool, InferenceObjective), which
   have no chart: a Job applies the release's manifests with ``kubectl apply
   --server-side`` (a provider-kubernetes Object each for it and its RBAC);
-- Envoy Gateway (``envoy-gateway-system``), after the Gateway API and Inference
-  Extension CRDs, so it watches both kinds from its start;
+- Envoy Gateway (``envoy-gateway-system``), after both sets of CRDs, so it watches every
+  kind from its start, with its extension manager pointed at the Envoy AI Gateway for
+  InferencePool backends (Envoy Gateway cannot route to an InferencePool alone);
+- the Envoy AI Gateway (``envoy-ai-gateway-system``: its CRDs, then its controller, after
+  Envoy Gateway and the Inference Extension CRDs), which serves InferencePool backends
+  and OpenAI-style routes by model;
 - LeaderWorkerSet (``lws-system``), for multi-node engines;
 - kube-prometheus-stack as ``prometheus`` in ``monitoring`` (so its service is
   ``prometheus-prometheus``), selecting every PodMonitor and ServiceMonitor in every
   namespace;
-- NVIDIA's DRA driver for GPUs (``nvidia-dra-driver-gpu``), whose kubelet plugin runs on
-  GPU nodes (the pool-labelled ones, tolerating ``nvidia.com/gpu``);
+- node-feature-discovery (``node-feature-discovery``), whose PCI labels tell the DRA
+  driver which nodes have NVIDIA GPUs;
+- the DRA driver for NVIDIA GPUs from its home in Kubernetes SIGs
+  (``dra-driver-nvidia-gpu``), whose kubelet plugin runs on GPU nodes; its pods run at
+  ``system-node-critical`` priority, which clusters (GKE among them) admit outside
+  ``kube-system`` only under a ResourceQuota for that priority class, so its namespace
+  and that quota come first;
 - on EKS only, DRANET for EFA (AWS's ``aws-dranet`` chart, in ``kube-system``).
 
-Then, through provider-kubernetes Objects once Envoy Gateway is ready: an EnvoyProxy
-(a LoadBalancer Service), the GatewayClass ``modelplane-envoy`` and the Gateway
-``modelplane`` in ``modelplane-system`` with one HTTP listener on port 80 that admits
-routes from every namespace: the Gateway every ModelReplica's HTTPRoute attaches to.
+Then, through provider-kubernetes Objects once Envoy Gateway (and the AI Gateway) is
+ready: an EnvoyProxy (a LoadBalancer Service), the GatewayClass ``modelplane-envoy``
+and the Gateway ``modelplane`` in ``modelplane-system`` with the stack's listeners (one
+HTTP listener on port 80 unless the spec says otherwise; an HTTPS one terminates TLS
+with the Secret :data:`GATEWAY_TLS_SECRET`), each admitting routes from every
+namespace: the Gateway every ModelReplica's HTTPRoute attaches to.
+
+A stack given Secrets instead of a provider config composes that provider config itself:
+a provider-helm and a provider-kubernetes ProviderConfig in its namespace, named after
+it, from the kubeconfig Secret (and the identity Secret paired with it).
 
 RWX storage for ModelCaches, per cloud:
 
@@ -64,8 +80,9 @@ AKS_STORAGE_CLASS = "modelplane-rwx-fs"
 GPU_TAINT = "nvidia.com/gpu"
 POOL_LABEL = names.LABEL_POOL
 
-INFERENCE_EXTENSION_VERSION = "v1.4.0"
-"""The Gateway API Inference Extension release whose CRDs llm-d's endpoint picker serves."""
+INFERENCE_EXTENSION_VERSION = "v1.5.0"
+"""The Gateway API Inference Extension release whose CRDs llm-d's endpoint picker (router
+v0.9.0) serves."""
 INFERENCE_EXTENSION_MANIFESTS = (
     "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
     "{version}/manifests.yaml"
@@ -81,8 +98,10 @@ class Component(StrEnum):
     GATEWAY_API = "gatewayAPI"
     INFERENCE_EXTENSION = "inferenceExtension"
     ENVOY_GATEWAY = "envoyGateway"
+    AI_GATEWAY = "aiGateway"
     LEADER_WORKER_SET = "leaderWorkerSet"
     PROMETHEUS = "prometheus"
+    NODE_FEATURE_DISCOVERY = "nodeFeatureDiscovery"
     NVIDIA_DRA_DRIVER = "nvidiaDRADriver"
     DRANET = "dranet"
 
@@ -103,6 +122,7 @@ class Chart:
     """A Helm chart, and the release it becomes on the cluster.
 
     Attributes:
+        component: The component it installs (its ``version`` overrides ``version``).
         release: The Helm release's name on the cluster (and the step's key).
         name: The chart's name.
         repository: The chart repository (``https://`` or ``oci://``).
@@ -111,6 +131,7 @@ class Chart:
         label: What to call it in a condition message.
     """
 
+    component: Component
     release: str
     name: str
     repository: str
@@ -119,37 +140,63 @@ class Chart:
     label: str
 
 
-CHARTS: Mapping[Component, Chart] = {
-    Component.CERT_MANAGER: Chart(
-        "cert-manager", "cert-manager", "https://charts.jetstack.io", "v1.19.4",
-        "cert-manager", "cert-manager",
-    ),
-    Component.GATEWAY_API: Chart(
-        "gateway-api-crds", "gateway-crds-helm", "oci://docker.io/envoyproxy", "v1.7.0",
-        SYSTEM_NAMESPACE, "the Gateway API CRDs",
-    ),
-    Component.ENVOY_GATEWAY: Chart(
-        "envoy-gateway", "gateway-helm", "oci://docker.io/envoyproxy", "v1.7.0",
-        "envoy-gateway-system", "Envoy Gateway",
-    ),
-    Component.LEADER_WORKER_SET: Chart(
-        "lws", "lws", "oci://registry.k8s.io/lws/charts", "0.8.0", "lws-system", "LeaderWorkerSet",
-    ),
-    Component.PROMETHEUS: Chart(
-        "prometheus", "kube-prometheus-stack",
-        "https://prometheus-community.github.io/helm-charts", "79.12.0", "monitoring",
-        "Prometheus",
-    ),
-    Component.NVIDIA_DRA_DRIVER: Chart(
-        "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia",
-        "25.12.0", "nvidia-dra-driver-gpu", "the NVIDIA DRA driver",
-    ),
-    Component.DRANET: Chart(
-        "aws-dranet", "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0", "kube-system",
-        "DRANET",
-    ),
-}  # fmt: skip
-"""Every component but the Inference Extension, which has no chart."""
+_ENVOY = "oci://docker.io/envoyproxy"
+CERT_MANAGER = "cert-manager"
+GATEWAY_API_CRDS = "gateway-api-crds"
+ENVOY_GATEWAY = "envoy-gateway"
+AI_GATEWAY_CRDS = "ai-gateway-crds"
+AI_GATEWAY = "ai-gateway"
+LWS = "lws"
+PROMETHEUS = "prometheus"
+NFD = "node-feature-discovery"
+DRA_DRIVER = "dra-driver-nvidia-gpu"
+DRANET = "aws-dranet"
+
+CHARTS: Mapping[str, Chart] = {c.release: c for c in (
+    Chart(Component.CERT_MANAGER, CERT_MANAGER, "cert-manager", "https://charts.jetstack.io",
+          "v1.19.4", "cert-manager", "cert-manager"),
+    Chart(Component.GATEWAY_API, GATEWAY_API_CRDS, "gateway-crds-helm", _ENVOY,
+          "v1.8.3", SYSTEM_NAMESPACE, "the Gateway API and Envoy Gateway CRDs"),
+    Chart(Component.ENVOY_GATEWAY, ENVOY_GATEWAY, "gateway-helm", _ENVOY,
+          "v1.8.3", "envoy-gateway-system", "Envoy Gateway"),
+    Chart(Component.AI_GATEWAY, AI_GATEWAY_CRDS, "ai-gateway-crds-helm", _ENVOY,
+          "v1.0.0", "envoy-ai-gateway-system", "the Envoy AI Gateway CRDs"),
+    Chart(Component.AI_GATEWAY, AI_GATEWAY, "ai-gateway-helm", _ENVOY,
+          "v1.0.0", "envoy-ai-gateway-system", "the Envoy AI Gateway"),
+    Chart(Component.LEADER_WORKER_SET, LWS, "lws", "oci://registry.k8s.io/lws/charts",
+          "0.8.0", "lws-system", "LeaderWorkerSet"),
+    Chart(Component.PROMETHEUS, PROMETHEUS, "kube-prometheus-stack",
+          "https://prometheus-community.github.io/helm-charts", "79.12.0", "monitoring",
+          "Prometheus"),
+    Chart(Component.NODE_FEATURE_DISCOVERY, NFD, "node-feature-discovery",
+          "oci://registry.k8s.io/nfd/charts", "0.19.0", "node-feature-discovery",
+          "node-feature-discovery"),
+    Chart(Component.NVIDIA_DRA_DRIVER, DRA_DRIVER, "dra-driver-nvidia-gpu",
+          "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.1", "dra-driver-nvidia-gpu",
+          "the NVIDIA DRA driver"),
+    Chart(Component.DRANET, DRANET, "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0",
+          "kube-system", "DRANET"),
+)}  # fmt: skip
+"""Every chart the stack installs and the version pinned for it, by release: the one
+place a chart version is written. The Gateway API CRD chart is Envoy Gateway's and
+moves with it (Envoy Gateway v1.8.3 bundles Gateway API v1.5.1); the AI Gateway's two
+charts move together."""
+
+GATEWAY_API_BUNDLE = "v1.5.1"
+"""The Gateway API release whose CRDs the pinned Envoy Gateway CRD chart installs."""
+
+AI_GATEWAY_EXTENSION = "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local"
+AI_GATEWAY_EXTENSION_PORT = 1063
+"""Where Envoy Gateway's extension manager reaches the AI Gateway controller (the AI
+Gateway chart's fixed service name, in its namespace)."""
+
+DRA_NAMESPACE = CHARTS[DRA_DRIVER].namespace
+DRA_QUOTA = "modelplane-critical-pods"
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+CRITICAL_PODS = "10000"
+"""The quota only admits critical pods; its size is no limit in practice (one kubelet
+plugin pod per GPU node, and a controller)."""
+
 
 DRIVER_ROOTS: Mapping[Cloud, str] = {Cloud.GKE: "/home/kubernetes/bin/nvidia"}
 """Where the NVIDIA driver lives on the host, where it is not ``/``."""
@@ -176,6 +223,45 @@ class ProviderConfig:
 
 
 @dataclass(frozen=True)
+class SecretKey:
+    """One key of a control-plane Secret in the stack's namespace."""
+
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The Secrets the stack builds its own provider configs from.
+
+    Attributes:
+        kubeconfig: The cluster's kubeconfig.
+        identity_type: The provider configs' identity type, where the kubeconfig holds no
+            credentials of its own (``GoogleApplicationCredentials``, ...).
+        identity: The Secret key holding that identity.
+    """
+
+    kubeconfig: SecretKey
+    identity_type: str | None = None
+    identity: SecretKey | None = None
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One listener of the workload cluster's Gateway."""
+
+    name: str
+    port: int
+    protocol: str = "HTTP"
+
+
+DEFAULT_LISTENERS = (Listener("http", LISTENER_PORT),)
+GATEWAY_TLS_SECRET = "modelplane-gateway-tls"
+"""The certificate an HTTPS listener terminates TLS with: a Secret in modelplane-system
+the platform team (or cert-manager) provides."""
+
+
+@dataclass(frozen=True)
 class Stack:
     """What the ServingStack asks for.
 
@@ -185,6 +271,10 @@ class Stack:
         cloud: Where the cluster runs.
         provider_config: The provider config that reaches the cluster.
         components: Each component's setting; a missing one is on at its pinned version.
+        credentials: When set, the stack composes ``provider_config`` itself (a
+            provider-helm and a provider-kubernetes ProviderConfig in its namespace) from
+            these Secrets.
+        listeners: The Gateway's listeners.
     """
 
     name: str
@@ -192,6 +282,8 @@ class Stack:
     cloud: Cloud
     provider_config: ProviderConfig
     components: Mapping[Component, Setting] = field(default_factory=dict)
+    credentials: Credentials | None = None
+    listeners: tuple[Listener, ...] = DEFAULT_LISTENERS
 
     def setting(self, component: Component) -> Setting:
         """Return a component's setting (on, at the pinned version, unless said otherwise)."""
@@ -201,7 +293,22 @@ class Stack:
         """Tell whether the stack installs ``component`` on this cloud."""
         if component is Component.DRANET and self.cloud is not Cloud.EKS:
             return False  # EFA exists only on AWS
+        if component is Component.AI_GATEWAY and not self.enabled(Component.ENVOY_GATEWAY):
+            return False  # it extends the Envoy Gateway this stack installs and configures
         return self.setting(component).enabled
+
+    def version(self, chart: Chart) -> str:
+        """Return the version to install ``chart`` at: its component's override, or the pin.
+
+        The CRD chart ships Envoy Gateway's CRDs too, so an Envoy Gateway version moves
+        it along unless the Gateway API component names its own.
+        """
+        own = self.setting(chart.component).version
+        if own:
+            return own
+        if chart.release == GATEWAY_API_CRDS:
+            return self.setting(Component.ENVOY_GATEWAY).version or chart.version
+        return chart.version
 
 
 @dataclass(frozen=True)
@@ -275,18 +382,28 @@ def plan(stack: Stack) -> tuple[Step, ...]:
     Args:
         stack: The stack as its spec asks for it.
     """
-    steps = [_namespace(stack)]
-    for component in (Component.CERT_MANAGER, Component.GATEWAY_API):
-        if stack.enabled(component):
-            steps.append(_release(stack, component))
+    steps = [*_provider_configs(stack), _namespace(stack)]
+    if stack.enabled(Component.CERT_MANAGER):
+        steps.append(_release(stack, CERT_MANAGER))
+    if stack.enabled(Component.GATEWAY_API) or stack.enabled(Component.ENVOY_GATEWAY):
+        steps.append(_release(stack, GATEWAY_API_CRDS))
     if stack.enabled(Component.INFERENCE_EXTENSION):
         steps.extend(_inference_extension(stack))
+    planned = {s.key for s in steps}
+    crds = tuple(k for k in (GATEWAY_API_CRDS, _INFERENCE_EXTENSION_KEY) if k in planned)
     if stack.enabled(Component.ENVOY_GATEWAY):
-        crds = [s.key for s in steps if s.key in (_GATEWAY_API_KEY, _INFERENCE_EXTENSION_KEY)]
-        steps.append(_release(stack, Component.ENVOY_GATEWAY, needs=tuple(crds)))
-    for component in _INDEPENDENT:
-        if stack.enabled(component):
-            steps.append(_release(stack, component))
+        steps.append(_release(stack, ENVOY_GATEWAY, needs=crds))
+    if stack.enabled(Component.AI_GATEWAY):
+        steps.append(_release(stack, AI_GATEWAY_CRDS))
+        after = (AI_GATEWAY_CRDS, ENVOY_GATEWAY, *(k for k in crds if k != GATEWAY_API_CRDS))
+        steps.append(_release(stack, AI_GATEWAY, needs=after))
+    for release in (LWS, PROMETHEUS, NFD):
+        if stack.enabled(CHARTS[release].component):
+            steps.append(_release(stack, release))
+    if stack.enabled(Component.NVIDIA_DRA_DRIVER):
+        steps.extend(_dra_driver(stack))
+    if stack.enabled(Component.DRANET):
+        steps.append(_release(stack, DRANET))
     steps.extend(_gateway(stack, {s.key for s in steps}))
     if stack.cloud is Cloud.AKS:
         steps.append(_aks_storage_class(stack))
@@ -327,15 +444,56 @@ def gateway_address(observed_gateway: Mapping[str, Any] | None) -> str:
 
 GATEWAY_KEY = "gateway"
 _NAMESPACE_KEY = "namespace"
-_GATEWAY_API_KEY = CHARTS[Component.GATEWAY_API].release
-_ENVOY_GATEWAY_KEY = CHARTS[Component.ENVOY_GATEWAY].release
 _INFERENCE_EXTENSION_KEY = "inference-extension-crds"
-_INDEPENDENT = (
-    Component.LEADER_WORKER_SET,
-    Component.PROMETHEUS,
-    Component.NVIDIA_DRA_DRIVER,
-    Component.DRANET,
-)
+_DRA_NAMESPACE_KEY = "dra-driver-namespace"
+_DRA_QUOTA_KEY = "dra-driver-quota"
+
+
+PROVIDER_CONFIG_KEYS: Mapping[str, str] = {
+    "provider-config-helm": api.HELM,
+    "provider-config-kubernetes": api.KUBERNETES_OBJECT,
+}
+
+
+def _provider_configs(stack: Stack) -> list[Step]:
+    """Return the provider configs the stack builds from its Secrets (none without them).
+
+    They exist to be named: every other step may be composed alongside them (the
+    providers retry until the config exists), so nothing waits for them.
+    """
+    credentials = stack.credentials
+    if credentials is None:
+        return []
+
+    def secret(ref: SecretKey) -> dict[str, str]:
+        return {"key": ref.key, "name": ref.name, "namespace": stack.namespace}
+
+    spec: dict[str, Any] = {
+        "credentials": {"secretRef": secret(credentials.kubeconfig), "source": "Secret"}
+    }
+    if credentials.identity is not None and credentials.identity_type:
+        spec["identity"] = {
+            "secretRef": secret(credentials.identity),
+            "source": "Secret",
+            "type": credentials.identity_type,
+        }
+    return [
+        Step(
+            key,
+            f"{stack.provider_config.kind} {stack.provider_config.name}",
+            {
+                "apiVersion": api_version,
+                "kind": stack.provider_config.kind,
+                "metadata": {
+                    "labels": _labels(),
+                    "name": stack.provider_config.name,
+                    "namespace": stack.namespace,
+                },
+                "spec": spec,
+            },
+        )
+        for key, api_version in PROVIDER_CONFIG_KEYS.items()
+    ]
 
 
 def _object_name(stack: Stack, key: str) -> str:
@@ -359,16 +517,20 @@ def _namespace(stack: Stack) -> Step:
     return Step(_NAMESPACE_KEY, f"namespace {SYSTEM_NAMESPACE}", resource)
 
 
-def _release(stack: Stack, component: Component, needs: tuple[str, ...] = ()) -> Step:
-    chart = CHARTS[component]
-    version = stack.setting(component).version or chart.version
+def _release(stack: Stack, release: str, needs: tuple[str, ...] = ()) -> Step:
+    chart = CHARTS[release]
+    version = stack.version(chart)
     for_provider: dict[str, Any] = {
         "chart": {"name": chart.name, "repository": chart.repository, "version": version},
         "namespace": chart.namespace,
     }
-    values = _values(stack, component)
+    values = _values(stack, release)
     if values:
         for_provider["values"] = values
+    if release == GATEWAY_API_CRDS:
+        # Envoy Gateway's CRDs move here from its own chart, which created them outside
+        # any release (Helm's crds/ folder); this Release adopts them once, then owns them.
+        for_provider["takeOwnership"] = True
     resource = {
         "apiVersion": HELM_API,
         "kind": "Release",
@@ -382,26 +544,66 @@ def _release(stack: Stack, component: Component, needs: tuple[str, ...] = ()) ->
     return Step(chart.release, f"{chart.label} {version}", resource, needs)
 
 
-def _values(stack: Stack, component: Component) -> dict[str, Any]:
-    match component:
-        case Component.CERT_MANAGER:
+def _values(stack: Stack, release: str) -> dict[str, Any]:
+    match release:
+        case "cert-manager":
             return {"crds": {"enabled": True}}
-        case Component.GATEWAY_API:
+        case "gateway-api-crds":
             return {
                 "crds": {
-                    "envoyGateway": {"enabled": False},
-                    "gatewayAPI": {"channel": "standard", "enabled": True},
+                    "envoyGateway": {"enabled": stack.enabled(Component.ENVOY_GATEWAY)},
+                    "gatewayAPI": {
+                        "channel": "standard",
+                        "enabled": stack.enabled(Component.GATEWAY_API),
+                    },
                 }
             }
-        case Component.PROMETHEUS:
+        case "envoy-gateway":
+            return _envoy_gateway_values(stack)
+        case "prometheus":
             return _prometheus_values()
-        case Component.NVIDIA_DRA_DRIVER:
+        case "node-feature-discovery":
+            # GPU nodes are tainted; NFD must label them to be found.
+            return {"worker": {"tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}}
+        case "dra-driver-nvidia-gpu":
             return _dra_driver_values(stack.cloud)
-        case Component.DRANET:
+        case "aws-dranet":
             # EFA nodes are GPU nodes, tainted; the chart picks EFA instance types itself.
             return {"tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}
         case _:
             return {}
+
+
+def _envoy_gateway_values(stack: Stack) -> dict[str, Any]:
+    envoy_gateway: dict[str, Any] = {
+        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True},
+    }
+    if stack.enabled(Component.AI_GATEWAY):
+        # The AI Gateway translates InferencePool backends (and AI routes) into Envoy
+        # config through these hooks; Envoy Gateway has no InferencePool support of its own.
+        everything = {"includeAll": True}
+        envoy_gateway["extensionManager"] = {
+            "backendResources": [
+                {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+            ],
+            "hooks": {
+                "xdsTranslator": {
+                    "post": ["Translation", "Cluster", "Route"],
+                    "translation": {
+                        "cluster": everything,
+                        "listener": everything,
+                        "route": everything,
+                        "secret": everything,
+                    },
+                }
+            },
+            "service": {
+                "fqdn": {"hostname": AI_GATEWAY_EXTENSION, "port": AI_GATEWAY_EXTENSION_PORT}
+            },
+        }
+    # The CRD Release owns every CRD; the chart's own copy (and its Gateway API upgrade
+    # policy, which the CRD chart renders too) would collide with it.
+    return {"config": {"envoyGateway": envoy_gateway}, "crds": {"enabled": False}}
 
 
 def _prometheus_values() -> dict[str, Any]:
@@ -418,18 +620,23 @@ def _prometheus_values() -> dict[str, Any]:
 
 
 def _dra_driver_values(cloud: Cloud) -> dict[str, Any]:
-    on_gpu_pools = {
+    def present(key: str) -> dict[str, Any]:
+        return {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
+
+    on_gpu_nodes = {
         "nodeSelectorTerms": [
+            # node-feature-discovery's NVIDIA PCI vendor label, the GPU operator's label,
+            # or a Modelplane GPU pool.
+            present("feature.node.kubernetes.io/pci-10de.present"),
+            present("nvidia.com/gpu.present"),
             {"matchExpressions": [{"key": POOL_LABEL, "operator": "Exists"}]},
-            {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In",
-                                   "values": ["true"]}]},
         ]
-    }  # fmt: skip
+    }
     return {
         "gpuResourcesEnabledOverride": True,
         "kubeletPlugin": {
             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": (
-                on_gpu_pools
+                on_gpu_nodes
             )}},
             "tolerations": [{"effect": "NoSchedule", "key": GPU_TAINT, "operator": "Exists"}],
         },
@@ -438,6 +645,46 @@ def _dra_driver_values(cloud: Cloud) -> dict[str, Any]:
         # which managed clusters do not have.
         "resources": {"computeDomains": {"enabled": False}, "gpus": {"enabled": True}},
     }  # fmt: skip
+
+
+def _dra_driver(stack: Stack) -> list[Step]:
+    """Return the DRA driver's namespace, the quota its critical pods need, and its Release."""
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"labels": _labels(), "name": DRA_NAMESPACE},
+    }
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"labels": _labels(), "name": DRA_QUOTA, "namespace": DRA_NAMESPACE},
+        "spec": {
+            "hard": {"pods": CRITICAL_PODS},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {
+                        "operator": "In",
+                        "scopeName": "PriorityClass",
+                        "values": list(CRITICAL_PRIORITY_CLASSES),
+                    }
+                ]
+            },
+        },
+    }
+
+    def step(
+        key: str, label: str, manifest: Mapping[str, Any], needs: tuple[str, ...] = (), **kw: Any
+    ) -> Step:
+        name = _object_name(stack, key)
+        resource = wrap(name, stack.namespace, stack.provider_config, manifest, **kw)
+        return Step(key, label, resource, needs)
+
+    quota_label = f"ResourceQuota {DRA_NAMESPACE}/{DRA_QUOTA}"
+    return [
+        step(_DRA_NAMESPACE_KEY, f"namespace {DRA_NAMESPACE}", namespace, keep=True),
+        step(_DRA_QUOTA_KEY, quota_label, quota, (_DRA_NAMESPACE_KEY,)),
+        _release(stack, DRA_DRIVER, needs=(_DRA_QUOTA_KEY,)),
+    ]
 
 
 def _inference_extension(stack: Stack) -> list[Step]:
@@ -545,11 +792,14 @@ def _dns(text: str) -> str:
 
 def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
     present = set(planned)
-    needs = tuple(
-        key for key in (_NAMESPACE_KEY, _ENVOY_GATEWAY_KEY, _GATEWAY_API_KEY) if key in present
+    # Envoy Gateway came after the CRDs; the AI Gateway's webhook mutates the proxy pods
+    # the Gateway makes, and its extension programs the Gateway, so it comes first too.
+    wanted = (
+        (_NAMESPACE_KEY, ENVOY_GATEWAY, AI_GATEWAY)
+        if ENVOY_GATEWAY in present
+        else (_NAMESPACE_KEY, GATEWAY_API_CRDS)
     )
-    if _ENVOY_GATEWAY_KEY in needs:
-        needs = tuple(n for n in needs if n != _GATEWAY_API_KEY)  # Envoy Gateway came after it
+    needs = tuple(key for key in wanted if key in present)
     ns = SYSTEM_NAMESPACE
     proxy = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
@@ -575,10 +825,9 @@ def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
         "metadata": {"labels": _labels(), "name": GATEWAY_NAME, "namespace": ns},
         "spec": {
             "gatewayClassName": GATEWAY_CLASS,
-            "listeners": [{"allowedRoutes": {"namespaces": {"from": "All"}}, "name": "http",
-                           "port": LISTENER_PORT, "protocol": "HTTP"}],
+            "listeners": [_listener(listener) for listener in stack.listeners],
         },
-    }  # fmt: skip
+    }
 
     def step(key: str, label: str, manifest: dict[str, Any], ready: str | None) -> Step:
         name = _object_name(stack, key)
@@ -591,6 +840,21 @@ def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
              objects.condition_query("Accepted")),
         step(GATEWAY_KEY, f"Gateway {ns}/{GATEWAY_NAME}", gateway, objects.condition_query("Programmed")),
     ]  # fmt: skip
+
+
+def _listener(listener: Listener) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "allowedRoutes": {"namespaces": {"from": "All"}},
+        "name": listener.name,
+        "port": listener.port,
+        "protocol": listener.protocol,
+    }
+    if listener.protocol == "HTTPS":
+        found["tls"] = {
+            "certificateRefs": [{"group": "", "kind": "Secret", "name": GATEWAY_TLS_SECRET}],
+            "mode": "Terminate",
+        }
+    return found
 
 
 def _aks_storage_class(stack: Stack) -> Step:

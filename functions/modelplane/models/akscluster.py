@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class Credentials(BaseModel):
     """
-    The provider config whose credentials create the cluster.
+    The Azure provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.
     """
 
     model_config = ConfigDict(
@@ -18,7 +18,7 @@ class Credentials(BaseModel):
     name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
-class Accelerator(BaseModel):
+class Gpu(BaseModel):
     """
     The pool's GPUs, from its InferenceClass.
     """
@@ -26,20 +26,36 @@ class Accelerator(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    count: Annotated[int, Field(ge=1, le=64)]
-    type: Annotated[str, Field(description="e.g. nvidia-l4.", max_length=64, min_length=1)]
+    accelerator_count: Annotated[
+        int | None, Field(alias="acceleratorCount", description="GPUs per node.", ge=1, le=64)
+    ] = None
+    accelerator_type: Annotated[
+        str | None,
+        Field(
+            alias="acceleratorType",
+            description="The GPU, e.g. nvidia-h100.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
 
 
 class NodePool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    accelerator: Annotated[
-        Accelerator | None, Field(description="The pool's GPUs, from its InferenceClass.")
-    ] = None
     disk_size_gb: Annotated[
         int | None, Field(alias="diskSizeGb", description="Boot disk size in GB.", ge=10, le=65536)
     ] = None
+    fabric: Annotated[
+        Literal["None", "InfiniBand"] | None,
+        Field(
+            description="InfiniBand puts the pool's VM Scale Set in one placement group, on one physical InfiniBand fabric (the subscription needs the AKSInfinibandSupport feature). None, like unset, does not."
+        ),
+    ] = None
+    gpu: Annotated[Gpu | None, Field(description="The pool's GPUs, from its InferenceClass.")] = (
+        None
+    )
     max_node_count: Annotated[
         int | None,
         Field(
@@ -68,37 +84,23 @@ class NodePool(BaseModel):
         ),
     ]
     node_count: Annotated[
-        int, Field(alias="nodeCount", description="Nodes to create.", ge=0, le=1000)
-    ]
+        int, Field(alias="nodeCount", description="Nodes to create. Defaults to 1.", ge=0, le=1000)
+    ] = 1
+    role: Annotated[
+        Literal["System", "GPU"],
+        Field(
+            description="GPU (the default) is a GPU pool, labelled and tainted for engines. System runs the serving stack; without one, Modelplane adds a small system pool."
+        ),
+    ] = "GPU"
     vm_size: Annotated[
         str,
         Field(
             alias="vmSize",
-            description="e.g. Standard_NC24ads_A100_v4.",
+            description="The Azure VM size, e.g. Standard_NC24ads_A100_v4.",
             max_length=64,
             min_length=1,
         ),
     ]
-
-
-class SystemPool(BaseModel):
-    """
-    The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    disk_size_gb: Annotated[int | None, Field(alias="diskSizeGb", ge=10, le=65536)] = 100
-    node_count: Annotated[
-        int | None, Field(alias="nodeCount", description="System nodes.", ge=1, le=10)
-    ] = 1
-    vm_size: Annotated[
-        str | None,
-        Field(
-            alias="vmSize", description="The system pool's VM size.", max_length=64, min_length=1
-        ),
-    ] = "Standard_D4s_v5"
 
 
 class Spec(BaseModel):
@@ -108,10 +110,19 @@ class Spec(BaseModel):
     credentials: Annotated[
         Credentials | None,
         Field(
-            description="The provider config whose credentials create the cluster.",
+            description="The Azure provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.",
             validate_default=True,
         ),
     ] = {}
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes version, e.g. "1.34" (or a patch, "1.34.2"). Unset lets AKS pick its default.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}(\\.[0-9]{1,3})?$",
+        ),
+    ] = None
     location: Annotated[
         str, Field(description="The Azure location, e.g. westeurope.", max_length=64, min_length=1)
     ]
@@ -119,26 +130,11 @@ class Spec(BaseModel):
         list[NodePool],
         Field(
             alias="nodePools",
-            description="The GPU pools, each shaped by its InferenceClass's provisioning block.",
+            description="The node pools: GPU pools, each shaped by its InferenceClass's provisioning block, and at most one System pool.",
             max_length=16,
             min_length=1,
         ),
     ]
-    system_pool: Annotated[
-        SystemPool | None,
-        Field(
-            alias="systemPool",
-            description="The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.",
-            validate_default=True,
-        ),
-    ] = {}
-    version: Annotated[
-        str | None,
-        Field(
-            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
-            pattern="^1\\.[0-9]{2,3}$",
-        ),
-    ] = None
 
 
 class Cache(BaseModel):

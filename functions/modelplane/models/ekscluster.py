@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 class Credentials(BaseModel):
     """
-    The provider config whose credentials create the cluster.
+    The AWS provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.
     """
 
     model_config = ConfigDict(
@@ -16,18 +16,6 @@ class Credentials(BaseModel):
     )
     kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
     name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
-
-
-class Accelerator(BaseModel):
-    """
-    The pool's GPUs, from its InferenceClass.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    count: Annotated[int, Field(ge=1, le=64)]
-    type: Annotated[str, Field(description="e.g. nvidia-l4.", max_length=64, min_length=1)]
 
 
 class CapacityBlock(BaseModel):
@@ -58,9 +46,33 @@ class Fabric(BaseModel):
         extra="allow",
     )
     type: Annotated[
-        Literal["EFA"],
-        Field(description="EFA attaches Elastic Fabric Adapters to the pool's nodes."),
-    ]
+        Literal["None", "EFA"],
+        Field(
+            description="EFA attaches Elastic Fabric Adapters to the pool's nodes; None (the default) attaches none."
+        ),
+    ] = "None"
+
+
+class Gpu(BaseModel):
+    """
+    The pool's GPUs, from its InferenceClass.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    accelerator_count: Annotated[
+        int | None, Field(alias="acceleratorCount", description="GPUs per node.", ge=1, le=64)
+    ] = None
+    accelerator_type: Annotated[
+        str | None,
+        Field(
+            alias="acceleratorType",
+            description="The GPU, e.g. nvidia-h100.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
 
 
 class Zone(RootModel[str]):
@@ -71,9 +83,6 @@ class NodePool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    accelerator: Annotated[
-        Accelerator | None, Field(description="The pool's GPUs, from its InferenceClass.")
-    ] = None
     capacity_block: Annotated[
         CapacityBlock | None,
         Field(
@@ -87,8 +96,17 @@ class NodePool(BaseModel):
     fabric: Annotated[
         Fabric | None, Field(description="A high-speed fabric for cross-node traffic.")
     ] = None
+    gpu: Annotated[Gpu | None, Field(description="The pool's GPUs, from its InferenceClass.")] = (
+        None
+    )
     instance_type: Annotated[
-        str, Field(alias="instanceType", description="e.g. g6.xlarge.", max_length=64, min_length=1)
+        str,
+        Field(
+            alias="instanceType",
+            description="The EC2 instance type, e.g. g6.xlarge.",
+            max_length=64,
+            min_length=1,
+        ),
     ]
     max_node_count: Annotated[
         int | None,
@@ -118,34 +136,17 @@ class NodePool(BaseModel):
         ),
     ]
     node_count: Annotated[
-        int, Field(alias="nodeCount", description="Nodes to create.", ge=0, le=1000)
-    ]
+        int, Field(alias="nodeCount", description="Nodes to create. Defaults to 1.", ge=0, le=1000)
+    ] = 1
+    role: Annotated[
+        Literal["System", "GPU"],
+        Field(
+            description="GPU (the default) is a GPU pool, labelled and tainted for engines. System runs the serving stack; without one, Modelplane adds a small system pool."
+        ),
+    ] = "GPU"
     zones: Annotated[
         list[Zone] | None, Field(description="Zones for the pool's nodes.", max_length=16)
     ] = None
-
-
-class SystemPool(BaseModel):
-    """
-    The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    disk_size_gb: Annotated[int | None, Field(alias="diskSizeGb", ge=10, le=65536)] = 100
-    instance_type: Annotated[
-        str | None,
-        Field(
-            alias="instanceType",
-            description="The system node group's instance type.",
-            max_length=64,
-            min_length=1,
-        ),
-    ] = "m6i.xlarge"
-    node_count: Annotated[
-        int | None, Field(alias="nodeCount", description="System nodes.", ge=1, le=10)
-    ] = 1
 
 
 class Spec(BaseModel):
@@ -155,15 +156,24 @@ class Spec(BaseModel):
     credentials: Annotated[
         Credentials | None,
         Field(
-            description="The provider config whose credentials create the cluster.",
+            description="The AWS provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.",
             validate_default=True,
         ),
     ] = {}
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
     node_pools: Annotated[
         list[NodePool],
         Field(
             alias="nodePools",
-            description="The GPU pools, each shaped by its InferenceClass's provisioning block.",
+            description="The node pools: GPU pools, each shaped by its InferenceClass's provisioning block, and at most one System pool.",
             max_length=16,
             min_length=1,
         ),
@@ -171,21 +181,6 @@ class Spec(BaseModel):
     region: Annotated[
         str, Field(description="The AWS region, e.g. us-east-1.", max_length=64, min_length=1)
     ]
-    system_pool: Annotated[
-        SystemPool | None,
-        Field(
-            alias="systemPool",
-            description="The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.",
-            validate_default=True,
-        ),
-    ] = {}
-    version: Annotated[
-        str | None,
-        Field(
-            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
-            pattern="^1\\.[0-9]{2,3}$",
-        ),
-    ] = None
 
 
 class Cache(BaseModel):

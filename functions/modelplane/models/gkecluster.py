@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 class Credentials(BaseModel):
     """
-    The provider config whose credentials create the cluster.
+    The GCP provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.
     """
 
     model_config = ConfigDict(
@@ -18,7 +18,7 @@ class Credentials(BaseModel):
     name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
-class Accelerator(BaseModel):
+class Gpu(BaseModel):
     """
     The pool's GPUs, from its InferenceClass.
     """
@@ -26,8 +26,24 @@ class Accelerator(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    count: Annotated[int, Field(ge=1, le=64)]
-    type: Annotated[str, Field(description="e.g. nvidia-l4.", max_length=64, min_length=1)]
+    accelerator_count: Annotated[
+        int | None,
+        Field(
+            alias="acceleratorCount",
+            description="GPUs per node. GKE attaches this many; defaults to 1.",
+            ge=1,
+            le=64,
+        ),
+    ] = None
+    accelerator_type: Annotated[
+        str | None,
+        Field(
+            alias="acceleratorType",
+            description="The GPU, e.g. nvidia-h100.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
 
 
 class Zone(RootModel[str]):
@@ -38,15 +54,20 @@ class NodePool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    accelerator: Annotated[
-        Accelerator | None, Field(description="The pool's GPUs, from its InferenceClass.")
-    ] = None
     disk_size_gb: Annotated[
         int | None, Field(alias="diskSizeGb", description="Boot disk size in GB.", ge=10, le=65536)
     ] = None
+    gpu: Annotated[Gpu | None, Field(description="The pool's GPUs, from its InferenceClass.")] = (
+        None
+    )
     machine_type: Annotated[
         str,
-        Field(alias="machineType", description="e.g. g2-standard-8.", max_length=64, min_length=1),
+        Field(
+            alias="machineType",
+            description="The GCE machine type, e.g. g2-standard-8.",
+            max_length=64,
+            min_length=1,
+        ),
     ]
     max_node_count: Annotated[
         int | None,
@@ -76,34 +97,17 @@ class NodePool(BaseModel):
         ),
     ]
     node_count: Annotated[
-        int, Field(alias="nodeCount", description="Nodes to create.", ge=0, le=1000)
-    ]
+        int, Field(alias="nodeCount", description="Nodes to create. Defaults to 1.", ge=0, le=1000)
+    ] = 1
+    role: Annotated[
+        Literal["System", "GPU"],
+        Field(
+            description="GPU (the default) is a GPU pool, labelled and tainted for engines. System runs the serving stack; without one, Modelplane adds a small system pool."
+        ),
+    ] = "GPU"
     zones: Annotated[
         list[Zone] | None, Field(description="Zones for the pool's nodes.", max_length=16)
     ] = None
-
-
-class SystemPool(BaseModel):
-    """
-    The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    disk_size_gb: Annotated[int | None, Field(alias="diskSizeGb", ge=10, le=65536)] = 100
-    machine_type: Annotated[
-        str | None,
-        Field(
-            alias="machineType",
-            description="The system pool's machine type.",
-            max_length=64,
-            min_length=1,
-        ),
-    ] = "e2-standard-4"
-    node_count: Annotated[
-        int | None, Field(alias="nodeCount", description="System nodes.", ge=1, le=10)
-    ] = 1
 
 
 class Spec(BaseModel):
@@ -113,15 +117,24 @@ class Spec(BaseModel):
     credentials: Annotated[
         Credentials | None,
         Field(
-            description="The provider config whose credentials create the cluster.",
+            description="The GCP provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.",
             validate_default=True,
         ),
     ] = {}
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
     node_pools: Annotated[
         list[NodePool],
         Field(
             alias="nodePools",
-            description="The GPU pools, each shaped by its InferenceClass's provisioning block.",
+            description="The node pools: GPU pools, each shaped by its InferenceClass's provisioning block, and at most one System pool.",
             max_length=16,
             min_length=1,
         ),
@@ -134,21 +147,6 @@ class Spec(BaseModel):
             min_length=1,
         ),
     ]
-    system_pool: Annotated[
-        SystemPool | None,
-        Field(
-            alias="systemPool",
-            description="The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.",
-            validate_default=True,
-        ),
-    ] = {}
-    version: Annotated[
-        str | None,
-        Field(
-            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
-            pattern="^1\\.[0-9]{2,3}$",
-        ),
-    ] = None
 
 
 class Cache(BaseModel):
@@ -161,16 +159,13 @@ class Cache(BaseModel):
     )
     storage_class_name: Annotated[
         str | None,
-        Field(
-            alias="storageClassName",
-            description="The StorageClass, the Filestore RWX StorageClass.",
-        ),
+        Field(alias="storageClassName", description="The StorageClass, modelplane-rwx-filestore."),
     ] = None
 
 
 class IdentitySecretRef(BaseModel):
     """
-    The identity a consumer pairs with the kubeconfig: a GCP service account key (GoogleApplicationCredentials) paired with the kubeconfig.
+    The identity a consumer pairs with the kubeconfig: a GCP service account key (GoogleApplicationCredentials).
     """
 
     model_config = ConfigDict(
@@ -206,7 +201,7 @@ class Status(BaseModel):
         IdentitySecretRef | None,
         Field(
             alias="identitySecretRef",
-            description="The identity a consumer pairs with the kubeconfig: a GCP service account key (GoogleApplicationCredentials) paired with the kubeconfig.",
+            description="The identity a consumer pairs with the kubeconfig: a GCP service account key (GoogleApplicationCredentials).",
         ),
     ] = None
     kubeconfig_secret_ref: Annotated[
@@ -220,7 +215,7 @@ class Status(BaseModel):
 
 class GKECluster(BaseModel):
     """
-    A GKE cluster for model serving: VPC, subnet, system and GPU node pools, service account.
+    A GKE cluster for model serving: VPC, subnet, system and GPU node pools, service account, Filestore.
     """
 
     model_config = ConfigDict(

@@ -6,6 +6,18 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
+class Credentials(BaseModel):
+    """
+    The Azure provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
+
+
 class Aks(BaseModel):
     """
     The AKS cluster.
@@ -14,9 +26,36 @@ class Aks(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    credentials: Annotated[
+        Credentials | None,
+        Field(
+            description="The Azure provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default."
+        ),
+    ] = None
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes version, e.g. "1.34" or "1.34.2". Unset lets AKS pick its default.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}(\\.[0-9]{1,3})?$",
+        ),
+    ] = None
     location: Annotated[
         str, Field(description="An Azure location, e.g. westeurope.", max_length=64, min_length=1)
     ]
+
+
+class Credentials1(BaseModel):
+    """
+    The AWS provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
 class Eks(BaseModel):
@@ -27,6 +66,21 @@ class Eks(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    credentials: Annotated[
+        Credentials1 | None,
+        Field(
+            description="The AWS provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default."
+        ),
+    ] = None
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
     region: Annotated[
         str, Field(description="An AWS region, e.g. us-east-1.", max_length=64, min_length=1)
     ]
@@ -61,9 +115,14 @@ class IdentitySecretRef(BaseModel):
     )
     key: Annotated[str, Field(max_length=253, min_length=1)]
     name: Annotated[str, Field(max_length=253, min_length=1)]
-    type: Literal["GoogleApplicationCredentials", "NebiusServiceAccountCredentials"] | None = (
-        "GoogleApplicationCredentials"
-    )
+    type: (
+        Literal[
+            "GoogleApplicationCredentials",
+            "NebiusServiceAccountCredentials",
+            "AWSWebIdentityCredentials",
+        ]
+        | None
+    ) = "GoogleApplicationCredentials"
 
 
 class SecretRef(BaseModel):
@@ -74,7 +133,14 @@ class SecretRef(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    key: Annotated[str, Field(max_length=253, min_length=1)]
+    key: Annotated[
+        str,
+        Field(
+            description="The key holding the kubeconfig. Defaults to kubeconfig.",
+            max_length=253,
+            min_length=1,
+        ),
+    ] = "kubeconfig"
     name: Annotated[str, Field(max_length=253, min_length=1)]
 
 
@@ -105,6 +171,18 @@ class Existing(BaseModel):
     ]
 
 
+class Credentials2(BaseModel):
+    """
+    The GCP provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
+
+
 class Gke(BaseModel):
     """
     The GKE cluster. The project comes from the GCP ClusterProviderConfig.
@@ -113,9 +191,73 @@ class Gke(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    credentials: Annotated[
+        Credentials2 | None,
+        Field(
+            description="The GCP provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default."
+        ),
+    ] = None
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
     region: Annotated[
         str, Field(description="A GCP region, e.g. us-central1.", max_length=64, min_length=1)
     ]
+
+
+class Credentials3(BaseModel):
+    """
+    The Nebius provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
+
+
+class Nebius(BaseModel):
+    """
+    The mk8s cluster. Empty: the project, and so the region, come from the Nebius ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    credentials: Annotated[
+        Credentials3 | None,
+        Field(
+            description="The Nebius provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default."
+        ),
+    ] = None
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.34". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
+
+
+class Credentials4(BaseModel):
+    """
+    The Vultr provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["ClusterProviderConfig", "ProviderConfig"] | None = "ClusterProviderConfig"
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
 class Vultr(BaseModel):
@@ -126,6 +268,21 @@ class Vultr(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    credentials: Annotated[
+        Credentials4 | None,
+        Field(
+            description="The Vultr provider config whose credentials create the cluster. Unset: the ClusterProviderConfig named default."
+        ),
+    ] = None
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The VKE version, e.g. "v1.36.1+3"; a minor alone ("1.35") means its ".0+1" build. Unset uses Modelplane\'s default.',
+            max_length=32,
+            pattern="^v?1\\.[0-9]{2,3}(\\.[0-9]{1,3}(\\+[0-9]{1,3})?)?$",
+        ),
+    ] = None
     region: Annotated[
         str, Field(description="A Vultr region, e.g. ewr.", max_length=64, min_length=1)
     ]
@@ -152,7 +309,7 @@ class Cluster(BaseModel):
         Field(description="The GKE cluster. The project comes from the GCP ClusterProviderConfig."),
     ] = None
     nebius: Annotated[
-        dict[str, Any] | None,
+        Nebius | None,
         Field(
             description="The mk8s cluster. Empty: the project, and so the region, come from the Nebius ClusterProviderConfig named default."
         ),
@@ -185,20 +342,41 @@ class CapacityBlock(BaseModel):
     ]
 
 
-class Fabric(BaseModel):
+class Infiniband(BaseModel):
     """
-    A high-speed fabric for the pool's cross-node traffic (EKS).
+    The physical InfiniBand fabric a Nebius pool joins.
     """
 
     model_config = ConfigDict(
         extra="allow",
     )
-    type: Annotated[
-        Literal["EFA"],
+    fabric: Annotated[
+        str,
         Field(
-            description="EFA turns on Elastic Fabric Adapter; without it multi-node NCCL falls back to TCP."
+            description="The fabric your GPU capacity is allocated on, e.g. fabric-2.",
+            max_length=64,
+            min_length=1,
         ),
     ]
+
+
+class Fabric(BaseModel):
+    """
+    A high-speed fabric for the pool's cross-node traffic.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    infiniband: Annotated[
+        Infiniband | None, Field(description="The physical InfiniBand fabric a Nebius pool joins.")
+    ] = None
+    type: Annotated[
+        Literal["None", "EFA", "InfiniBand"],
+        Field(
+            description="EFA (EKS) turns on Elastic Fabric Adapter; without it multi-node NCCL falls back to TCP. InfiniBand (AKS, Nebius) puts the pool's nodes on one physical InfiniBand fabric. None (the default) asks for no fabric."
+        ),
+    ] = "None"
 
 
 class Zone(RootModel[str]):
@@ -227,8 +405,7 @@ class NodePool(BaseModel):
         ),
     ]
     fabric: Annotated[
-        Fabric | None,
-        Field(description="A high-speed fabric for the pool's cross-node traffic (EKS)."),
+        Fabric | None, Field(description="A high-speed fabric for the pool's cross-node traffic.")
     ] = None
     max_node_count: Annotated[
         int | None,
@@ -261,11 +438,11 @@ class NodePool(BaseModel):
         int,
         Field(
             alias="nodeCount",
-            description="Nodes to create (or, on an Existing cluster, that the pool has).",
+            description="Nodes to create (or, on an Existing cluster, that the pool has). Defaults to 1.",
             ge=0,
             le=1000,
         ),
-    ]
+    ] = 1
     zones: Annotated[
         list[Zone] | None,
         Field(description="Zones to place the pool's nodes in, e.g. us-west-2a.", max_length=16),

@@ -72,8 +72,9 @@ class Device(BaseModel):
         extra="allow",
     )
     count: Annotated[
-        int, Field(description="How many of the device each pod needs.", ge=1, le=1024)
-    ]
+        int,
+        Field(description="How many of the device each pod needs. Defaults to 1.", ge=1, le=1024),
+    ] = 1
     name: Annotated[
         str,
         Field(
@@ -204,9 +205,9 @@ class Member(BaseModel):
     role: Annotated[
         Literal["Standalone", "Leader", "Worker"],
         Field(
-            description="Standalone is one self-contained pod. Leader and Worker form a gang that serves one model across nodes."
+            description="Standalone is one self-contained pod. Leader and Worker form a gang that serves one model across nodes. Defaults to Standalone."
         ),
-    ]
+    ] = "Standalone"
     template: Annotated[
         Template1,
         Field(

@@ -19,8 +19,9 @@ class DeviceRequest(BaseModel):
         extra="allow",
     )
     count: Annotated[
-        int, Field(description="How many of the device each pod claims.", ge=1, le=1024)
-    ]
+        int,
+        Field(description="How many of the device each pod claims. Defaults to 1.", ge=1, le=1024),
+    ] = 1
     device_class_name: Annotated[
         str,
         Field(
@@ -155,9 +156,9 @@ class Member(BaseModel):
     role: Annotated[
         Literal["Standalone", "Leader", "Worker"],
         Field(
-            description="Standalone is one self-contained pod. Leader and Worker form a gang that serves one model across nodes."
+            description="Standalone is one self-contained pod. Leader and Worker form a gang that serves one model across nodes. Defaults to Standalone."
         ),
-    ]
+    ] = "Standalone"
     template: Annotated[
         Template,
         Field(

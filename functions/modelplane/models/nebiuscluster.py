@@ -6,9 +6,23 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Cache(BaseModel):
+    """
+    The shared filesystem every node group mounts, where ModelCaches stage weights.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    size_gi_b: Annotated[
+        int | None,
+        Field(alias="sizeGiB", description="Its size in GiB. Defaults to 2048.", ge=64, le=1048576),
+    ] = 2048
+
+
 class Credentials(BaseModel):
     """
-    The provider config whose credentials create the cluster.
+    The Nebius provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.
     """
 
     model_config = ConfigDict(
@@ -18,7 +32,44 @@ class Credentials(BaseModel):
     name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
-class Accelerator(BaseModel):
+class Infiniband(BaseModel):
+    """
+    The InfiniBand fabric to join.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    fabric: Annotated[
+        str,
+        Field(
+            description="The physical InfiniBand fabric your GPU capacity is allocated on, e.g. fabric-2.",
+            max_length=64,
+            min_length=1,
+        ),
+    ]
+
+
+class Fabric(BaseModel):
+    """
+    A high-speed fabric for cross-node traffic.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    infiniband: Annotated[
+        Infiniband | None, Field(description="The InfiniBand fabric to join.")
+    ] = None
+    type: Annotated[
+        Literal["None", "InfiniBand"],
+        Field(
+            description="InfiniBand puts the pool's nodes in a GPU cluster on the physical fabric infiniband.fabric names; None, like unset, does not."
+        ),
+    ]
+
+
+class Gpu(BaseModel):
     """
     The pool's GPUs, from its InferenceClass.
     """
@@ -26,19 +77,17 @@ class Accelerator(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    count: Annotated[int, Field(ge=1, le=64)]
-    type: Annotated[str, Field(description="e.g. nvidia-l4.", max_length=64, min_length=1)]
-
-
-class NodePool(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    accelerator: Annotated[
-        Accelerator | None, Field(description="The pool's GPUs, from its InferenceClass.")
+    accelerator_count: Annotated[
+        int | None, Field(alias="acceleratorCount", description="GPUs per node.", ge=1, le=64)
     ] = None
-    disk_size_gb: Annotated[
-        int | None, Field(alias="diskSizeGb", description="Boot disk size in GB.", ge=10, le=65536)
+    accelerator_type: Annotated[
+        str | None,
+        Field(
+            alias="acceleratorType",
+            description="The GPU, e.g. nvidia-h100.",
+            max_length=64,
+            min_length=1,
+        ),
     ] = None
     drivers_preset: Annotated[
         str | None,
@@ -49,6 +98,21 @@ class NodePool(BaseModel):
             min_length=1,
         ),
     ] = None
+
+
+class NodePool(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    disk_size_gb: Annotated[
+        int | None, Field(alias="diskSizeGb", description="Boot disk size in GB.", ge=10, le=65536)
+    ] = None
+    fabric: Annotated[
+        Fabric | None, Field(description="A high-speed fabric for cross-node traffic.")
+    ] = None
+    gpu: Annotated[Gpu | None, Field(description="The pool's GPUs, from its InferenceClass.")] = (
+        None
+    )
     max_node_count: Annotated[
         int | None,
         Field(
@@ -77,74 +141,67 @@ class NodePool(BaseModel):
         ),
     ]
     node_count: Annotated[
-        int, Field(alias="nodeCount", description="Nodes to create.", ge=0, le=1000)
-    ]
-    platform: Annotated[str, Field(description="e.g. gpu-h100-sxm.", max_length=64, min_length=1)]
-    preset: Annotated[
-        str, Field(description="e.g. 1gpu-16vcpu-200gb.", max_length=64, min_length=1)
-    ]
-
-
-class SystemPool(BaseModel):
-    """
-    The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    disk_size_gb: Annotated[int | None, Field(alias="diskSizeGb", ge=10, le=65536)] = 100
-    node_count: Annotated[
-        int | None, Field(alias="nodeCount", description="System nodes.", ge=1, le=10)
+        int, Field(alias="nodeCount", description="Nodes to create. Defaults to 1.", ge=0, le=1000)
     ] = 1
     platform: Annotated[
-        str | None,
-        Field(description="The system node group's platform.", max_length=64, min_length=1),
-    ] = "cpu-d3"
+        str,
+        Field(description="The Nebius platform, e.g. gpu-h100-sxm.", max_length=64, min_length=1),
+    ]
     preset: Annotated[
-        str | None,
-        Field(description="The system node group's preset.", max_length=64, min_length=1),
-    ] = "4vcpu-16gb"
+        str,
+        Field(
+            description="The platform's preset, e.g. 8gpu-128vcpu-1600gb.",
+            max_length=64,
+            min_length=1,
+        ),
+    ]
+    role: Annotated[
+        Literal["System", "GPU"],
+        Field(
+            description="GPU (the default) is a GPU pool, labelled and tainted for engines. System runs the serving stack; without one, Modelplane adds a small system pool."
+        ),
+    ] = "GPU"
 
 
 class Spec(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    credentials: Annotated[
-        Credentials | None,
+    cache: Annotated[
+        Cache | None,
         Field(
-            description="The provider config whose credentials create the cluster.",
+            description="The shared filesystem every node group mounts, where ModelCaches stage weights.",
             validate_default=True,
         ),
     ] = {}
+    credentials: Annotated[
+        Credentials | None,
+        Field(
+            description="The Nebius provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.",
+            validate_default=True,
+        ),
+    ] = {}
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The Kubernetes minor version, e.g. "1.34". Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^1\\.[0-9]{2,3}$",
+        ),
+    ] = None
     node_pools: Annotated[
         list[NodePool],
         Field(
             alias="nodePools",
-            description="The GPU pools, each shaped by its InferenceClass's provisioning block.",
+            description="The node pools: GPU pools, each shaped by its InferenceClass's provisioning block, and at most one System pool.",
             max_length=16,
             min_length=1,
         ),
     ]
-    system_pool: Annotated[
-        SystemPool | None,
-        Field(
-            alias="systemPool",
-            description="The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.",
-            validate_default=True,
-        ),
-    ] = {}
-    version: Annotated[
-        str | None,
-        Field(
-            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
-            pattern="^1\\.[0-9]{2,3}$",
-        ),
-    ] = None
 
 
-class Cache(BaseModel):
+class Cache1(BaseModel):
     """
     RWX storage for ModelCaches on the cluster.
     """
@@ -190,7 +247,7 @@ class Status(BaseModel):
         extra="allow",
     )
     cache: Annotated[
-        Cache | None, Field(description="RWX storage for ModelCaches on the cluster.")
+        Cache1 | None, Field(description="RWX storage for ModelCaches on the cluster.")
     ] = None
     identity_secret_ref: Annotated[
         IdentitySecretRef | None,
@@ -210,7 +267,7 @@ class Status(BaseModel):
 
 class NebiusCluster(BaseModel):
     """
-    A Nebius mk8s cluster for model serving: network, subnet, system and GPU node groups, shared filesystem.
+    A Nebius mk8s cluster for model serving: network, subnet, system and GPU node groups, GPU clusters, shared filesystem.
     """
 
     model_config = ConfigDict(

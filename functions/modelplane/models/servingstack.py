@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 
 class CertManager(BaseModel):
@@ -242,9 +243,38 @@ class Components(BaseModel):
     ] = {}
 
 
+class Listener(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    name: Annotated[
+        str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    ]
+    port: Annotated[int, Field(ge=1, le=65535)]
+    protocol: Literal["HTTP", "HTTPS"]
+
+
+class Gateway(BaseModel):
+    """
+    The workload cluster's Gateway, which every replica's HTTPRoute attaches to.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    listeners: Annotated[
+        list[Listener] | None,
+        Field(
+            description="Its listeners. Unset, one HTTP listener on port 80.",
+            max_length=8,
+            min_length=1,
+        ),
+    ] = None
+
+
 class ProviderConfigRef(BaseModel):
     """
-    The provider-helm and provider-kubernetes provider config (one name for both) that targets the cluster, built from its kubeconfig.
+    The provider-helm and provider-kubernetes provider config (one name for both) that targets the cluster, built from its kubeconfig. Unset: the stack reaches its cluster through provider configs built from spec.secrets or, without secrets, through the ClusterProviderConfig named after the stack.
     """
 
     model_config = ConfigDict(
@@ -254,30 +284,83 @@ class ProviderConfigRef(BaseModel):
     name: Annotated[str, Field(max_length=253, min_length=1)]
 
 
+class Secret(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    key: Annotated[
+        str,
+        Field(
+            description="The key holding the kubeconfig or credentials.",
+            max_length=253,
+            min_length=1,
+        ),
+    ]
+    name: Annotated[str, Field(description="The Secret's name.", max_length=253, min_length=1)]
+    type: Annotated[
+        Literal[
+            "Kubeconfig",
+            "GoogleApplicationCredentials",
+            "NebiusServiceAccountCredentials",
+            "AWSWebIdentityCredentials",
+        ],
+        Field(
+            description="Kubeconfig, or the identity type the provider configs authenticate with."
+        ),
+    ]
+
+
+VersionsAdditionalProperty = TypeAliasType(
+    "VersionsAdditionalProperty", Annotated[str, Field(max_length=64, min_length=1)]
+)
+
+
 class Spec(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
     cloud: Annotated[
         Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"],
-        Field(description="Where the cluster runs, for cloud-specific settings (e.g. EFA on EKS)."),
-    ]
+        Field(
+            description="Where the cluster runs, for cloud-specific settings (e.g. EFA on EKS). Defaults to Existing: nothing cloud-specific."
+        ),
+    ] = "Existing"
     components: Annotated[
         Components | None,
         Field(
             description="What to install. Every component is on by default.", validate_default=True
         ),
     ] = {}
+    gateway: Annotated[
+        Gateway | None,
+        Field(
+            description="The workload cluster's Gateway, which every replica's HTTPRoute attaches to."
+        ),
+    ] = None
     provider_config_ref: Annotated[
-        ProviderConfigRef,
+        ProviderConfigRef | None,
         Field(
             alias="providerConfigRef",
-            description="The provider-helm and provider-kubernetes provider config (one name for both) that targets the cluster, built from its kubeconfig.",
+            description="The provider-helm and provider-kubernetes provider config (one name for both) that targets the cluster, built from its kubeconfig. Unset: the stack reaches its cluster through provider configs built from spec.secrets or, without secrets, through the ClusterProviderConfig named after the stack.",
         ),
-    ]
+    ] = None
+    secrets: Annotated[
+        list[Secret] | None,
+        Field(
+            description="The control-plane Secrets (in this namespace) that reach the cluster: its kubeconfig and, where the kubeconfig holds no credentials, the cloud identity to pair with it.",
+            max_length=4,
+        ),
+    ] = None
+    versions: Annotated[
+        dict[str, VersionsAdditionalProperty] | None,
+        Field(
+            description="Versions by component, e.g. gatewayApi, certManager, envoyGateway; each overrides the version Modelplane pins (as components.<name>.version does).",
+            max_length=32,
+        ),
+    ] = None
 
 
-class Gateway(BaseModel):
+class Gateway1(BaseModel):
     """
     The cluster's gateway.
     """
@@ -295,7 +378,7 @@ class Status(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    gateway: Annotated[Gateway | None, Field(description="The cluster's gateway.")] = None
+    gateway: Annotated[Gateway1 | None, Field(description="The cluster's gateway.")] = None
 
 
 class ServingStack(BaseModel):

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class Credentials(BaseModel):
     """
-    The provider config whose credentials create the cluster.
+    The Vultr provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.
     """
 
     model_config = ConfigDict(
@@ -18,7 +18,7 @@ class Credentials(BaseModel):
     name: Annotated[str | None, Field(max_length=253, min_length=1)] = "default"
 
 
-class Accelerator(BaseModel):
+class Gpu(BaseModel):
     """
     The pool's GPUs, from its InferenceClass.
     """
@@ -26,17 +26,27 @@ class Accelerator(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    count: Annotated[int, Field(ge=1, le=64)]
-    type: Annotated[str, Field(description="e.g. nvidia-l4.", max_length=64, min_length=1)]
+    accelerator_count: Annotated[
+        int | None, Field(alias="acceleratorCount", description="GPUs per node.", ge=1, le=64)
+    ] = None
+    accelerator_type: Annotated[
+        str | None,
+        Field(
+            alias="acceleratorType",
+            description="The GPU, e.g. nvidia-h100.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
 
 
 class NodePool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    accelerator: Annotated[
-        Accelerator | None, Field(description="The pool's GPUs, from its InferenceClass.")
-    ] = None
+    gpu: Annotated[Gpu | None, Field(description="The pool's GPUs, from its InferenceClass.")] = (
+        None
+    )
     max_node_count: Annotated[
         int | None,
         Field(
@@ -65,27 +75,22 @@ class NodePool(BaseModel):
         ),
     ]
     node_count: Annotated[
-        int, Field(alias="nodeCount", description="Nodes to create.", ge=0, le=1000)
-    ]
-    plan: Annotated[
-        str, Field(description="e.g. vcg-l40s-16c-180g-48vram.", max_length=64, min_length=1)
-    ]
-
-
-class SystemPool(BaseModel):
-    """
-    The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    node_count: Annotated[
-        int | None, Field(alias="nodeCount", description="System nodes.", ge=1, le=10)
+        int, Field(alias="nodeCount", description="Nodes to create. Defaults to 1.", ge=0, le=1000)
     ] = 1
     plan: Annotated[
-        str | None, Field(description="The system pool's plan.", max_length=64, min_length=1)
-    ] = "vc2-4c-8gb"
+        str,
+        Field(
+            description="The Vultr plan, e.g. vcg-l40s-16c-180g-48vram.",
+            max_length=64,
+            min_length=1,
+        ),
+    ]
+    role: Annotated[
+        Literal["System", "GPU"],
+        Field(
+            description="GPU (the default) is a GPU pool, labelled and tainted for engines. System runs the serving stack; without one, Modelplane adds a small system pool."
+        ),
+    ] = "GPU"
 
 
 class Spec(BaseModel):
@@ -95,15 +100,24 @@ class Spec(BaseModel):
     credentials: Annotated[
         Credentials | None,
         Field(
-            description="The provider config whose credentials create the cluster.",
+            description="The Vultr provider config whose credentials create the cluster. Defaults to the ClusterProviderConfig named default.",
             validate_default=True,
         ),
     ] = {}
+    kubernetes_version: Annotated[
+        str | None,
+        Field(
+            alias="kubernetesVersion",
+            description='The VKE version, e.g. "v1.36.1+3"; a minor alone ("1.35") means its ".0+1" build. Unset uses Modelplane\'s default, which has DRA.',
+            max_length=32,
+            pattern="^v?1\\.[0-9]{2,3}(\\.[0-9]{1,3}(\\+[0-9]{1,3})?)?$",
+        ),
+    ] = None
     node_pools: Annotated[
         list[NodePool],
         Field(
             alias="nodePools",
-            description="The GPU pools, each shaped by its InferenceClass's provisioning block.",
+            description="The node pools: GPU pools, each shaped by its InferenceClass's provisioning block, and at most one System pool.",
             max_length=16,
             min_length=1,
         ),
@@ -111,21 +125,6 @@ class Spec(BaseModel):
     region: Annotated[
         str, Field(description="The Vultr region, e.g. ewr.", max_length=64, min_length=1)
     ]
-    system_pool: Annotated[
-        SystemPool | None,
-        Field(
-            alias="systemPool",
-            description="The non-GPU pool that runs the serving stack. Opinionated defaults; rarely set.",
-            validate_default=True,
-        ),
-    ] = {}
-    version: Annotated[
-        str | None,
-        Field(
-            description='The Kubernetes minor version, e.g. "1.35". Unset uses Modelplane\'s default, which has DRA.',
-            pattern="^1\\.[0-9]{2,3}$",
-        ),
-    ] = None
 
 
 class KubeconfigSecretRef(BaseModel):
@@ -156,7 +155,7 @@ class Status(BaseModel):
 
 class VultrCluster(BaseModel):
     """
-    A Vultr VKE cluster for model serving: VPC, control plane, system and GPU node pools.
+    A Vultr VKE cluster for model serving: control plane, system and GPU node pools.
     """
 
     model_config = ConfigDict(

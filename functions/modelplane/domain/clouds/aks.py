@@ -1,10 +1,18 @@
 """AKSCluster: the provider-upjet-azure managed resources of one AKS cluster.
 
 A resource group, a virtual network and subnet, the cluster (system-assigned identity,
-local account kept so its kubeconfig embeds a cluster-admin client certificate, a
-``system`` default node pool) and one KubernetesClusterNodePool per GPU pool. Field names
-follow the namespaced ``*.azure.m.upbound.io`` v1beta1 CRDs, where single nested blocks
+local account kept so its kubeconfig embeds a cluster-admin client certificate, the
+system pool as its default node pool, the Kubernetes version the spec names or AKS'
+default) and one KubernetesClusterNodePool per GPU pool. Field names follow the
+namespaced ``*.azure.m.upbound.io`` v1beta1 CRDs, where single nested blocks
 (``defaultNodePool``, ``identity``) are objects.
+
+A GPU pool that autoscales (``minNodeCount`` below ``maxNodeCount``) turns on AKS'
+cluster autoscaler for the pool and sets its node count only at creation
+(``initProvider``), so the autoscaler owns it afterwards. A pool with fabric
+``InfiniBand`` needs nothing more composed: with the subscription's
+``AKSInfinibandSupport`` feature, AKS lands an InfiniBand-capable pool's scale set on one
+fabric; its nodes are labelled ``modelplane.ai/fabric=infiniband``.
 """
 
 from __future__ import annotations
@@ -15,9 +23,15 @@ from typing import Any
 from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
+    INFINIBAND,
     POOL_LABEL,
-    provider_config_ref,
+    SYSTEM_LABEL,
+    CloudCluster,
+    GpuPool,
+    autoscales,
+    kubeconfig_ref,
     resource_name,
+    scaling,
 )
 
 AZURE = "azure.m.upbound.io/v1beta1"
@@ -26,8 +40,10 @@ CONTAINER = "containerservice.azure.m.upbound.io/v1beta1"
 # The azure provider publishes kube_config_raw under this connection-secret key.
 KUBECONFIG_KEY = "kubeconfig"
 STORAGE_CLASS = "modelplane-rwx-fs"  # the ServingStack composes it on AKS
-# Not "system": a GPU pool may take that name, and AKS pool names are unique per cluster.
 SYSTEM_POOL = "mpsystem"
+"""The system pool's name when the spec declares none (a GPU pool may be named system)."""
+SYSTEM_VM_SIZE = "Standard_D4s_v5"
+FABRIC_LABEL = "modelplane.ai/fabric"
 ADDRESS_SPACE = "10.224.0.0/12"
 SUBNET_PREFIX = "10.224.0.0/16"
 CLUSTER_KEY = "cluster"
@@ -38,126 +54,117 @@ def kubeconfig_secret(name: str) -> str:
     return resource_name(name, "kubeconfig")
 
 
-def resources(name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def resources(cluster: CloudCluster) -> dict[str, dict[str, Any]]:
     """Return every managed resource of the AKS cluster, keyed by composed-resource name.
 
-    Args:
-        name: The AKSCluster's name; the resource group, network and cluster take it.
-        namespace: The AKSCluster's namespace, where every managed resource lives.
-        spec: The AKSCluster's spec.
+    The resource group, network, subnet and cluster take the composite's name.
     """
-    common = {"providerConfigRef": provider_config_ref(spec)}
-    location = spec["location"]
-    same = {"name": name, "namespace": namespace}
+    name = cluster.name
+    same = {"name": name, "namespace": cluster.namespace}
+    location = cluster.region
     out = {
-        "resource-group": _mr(AZURE, "ResourceGroup", same, {"location": location}, common),
-        "virtual-network": _mr(
-            NETWORK,
-            "VirtualNetwork",
-            same,
-            {
-                "addressSpace": [ADDRESS_SPACE],
-                "location": location,
-                "resourceGroupNameRef": {"name": name},
-            },
-            common,
-        ),
-        "subnet": _mr(
-            NETWORK,
-            "Subnet",
-            same,
-            {
-                "addressPrefixes": [SUBNET_PREFIX],
-                "resourceGroupNameRef": {"name": name},
-                "virtualNetworkNameRef": {"name": name},
-            },
-            common,
-        ),
-        CLUSTER_KEY: _cluster(name, namespace, spec, common),
-    }
-    for pool in spec["nodePools"]:
-        out[f"pool-{pool['name']}"] = _node_pool(name, namespace, pool, common)
+        "resource-group": _mr(cluster, AZURE, "ResourceGroup", same, {"location": location}),
+        "virtual-network": _mr(cluster, NETWORK, "VirtualNetwork", same, {
+            "addressSpace": [ADDRESS_SPACE],
+            "location": location,
+            "resourceGroupNameRef": {"name": name},
+        }),
+        "subnet": _mr(cluster, NETWORK, "Subnet", same, {
+            "addressPrefixes": [SUBNET_PREFIX],
+            "resourceGroupNameRef": {"name": name},
+            "virtualNetworkNameRef": {"name": name},
+        }),
+        CLUSTER_KEY: _cluster(cluster),
+    }  # fmt: skip
+    for pool in cluster.pools:
+        out[f"pool-{pool.name}"] = _node_pool(cluster, pool)
     return out
 
 
 def _mr(
+    cluster: CloudCluster,
     api_version: str,
     kind: str,
     metadata: Mapping[str, Any],
     for_provider: Mapping[str, Any],
-    common: Mapping[str, Any],
 ) -> dict[str, Any]:
     return {
         "apiVersion": api_version,
         "kind": kind,
         "metadata": dict(metadata),
-        "spec": {"forProvider": dict(for_provider), **common},
+        "spec": {
+            "forProvider": dict(for_provider),
+            "providerConfigRef": cluster.provider_config.ref(),
+        },
     }
 
 
-def _cluster(
-    name: str, namespace: str, spec: Mapping[str, Any], common: Mapping[str, Any]
-) -> dict[str, Any]:
-    system = spec.get("systemPool") or {}
+def _cluster(cluster: CloudCluster) -> dict[str, Any]:
+    system = cluster.system
     for_provider: dict[str, Any] = {
         "defaultNodePool": {
-            "name": SYSTEM_POOL,
-            "nodeCount": system.get("nodeCount", 1),
+            "name": system.name,
+            "nodeCount": system.node_count,
+            "nodeLabels": {SYSTEM_LABEL: "true"},
             "onlyCriticalAddonsEnabled": True,
-            "osDiskSizeGb": system.get("diskSizeGb", 100),
-            "vmSize": system.get("vmSize", "Standard_D4s_v5"),
-            "vnetSubnetIdRef": {"name": name},
+            "osDiskSizeGb": system.disk_size_gb,
+            "vmSize": system.machine_type,
+            "vnetSubnetIdRef": {"name": cluster.name},
         },
-        "dnsPrefix": name,
+        "dnsPrefix": cluster.name,
         "identity": {"type": "SystemAssigned"},
         # The kubeconfig's client certificate belongs to the local cluster-admin account.
         "localAccountDisabled": False,
-        "location": spec["location"],
-        "resourceGroupNameRef": {"name": name},
+        "location": cluster.region,
+        "resourceGroupNameRef": {"name": cluster.name},
     }
-    if "version" in spec:
-        for_provider["kubernetesVersion"] = spec["version"]
-    manifest = _mr(
-        CONTAINER, "KubernetesCluster", {"name": name, "namespace": namespace}, for_provider, common
-    )
-    manifest["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(name)}
+    if cluster.version:
+        for_provider["kubernetesVersion"] = cluster.version
+    metadata = {"name": cluster.name, "namespace": cluster.namespace}
+    manifest = _mr(cluster, CONTAINER, "KubernetesCluster", metadata, for_provider)
+    manifest["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster.name)}
     return manifest
 
 
-def _node_pool(
-    cluster: str, namespace: str, pool: Mapping[str, Any], common: Mapping[str, Any]
-) -> dict[str, Any]:
+def _node_pool(cluster: CloudCluster, pool: GpuPool) -> dict[str, Any]:
+    labels = {POOL_LABEL: pool.name}
+    if pool.fabric == INFINIBAND:
+        labels[FABRIC_LABEL] = "infiniband"
     for_provider: dict[str, Any] = {
-        "kubernetesClusterIdRef": {"name": cluster},
+        "kubernetesClusterIdRef": {"name": cluster.name},
         "mode": "User",
-        "nodeCount": pool["nodeCount"],
-        "nodeLabels": {POOL_LABEL: pool["name"]},
+        "nodeLabels": labels,
         "nodeTaints": [f"{GPU_TAINT}={GPU_TAINT_VALUE}:NoSchedule"],
-        "vmSize": pool["vmSize"],
-        "vnetSubnetIdRef": {"name": cluster},
+        "vmSize": pool.machine_type,
+        "vnetSubnetIdRef": {"name": cluster.name},
     }
-    if "diskSizeGb" in pool:
-        for_provider["osDiskSizeGb"] = pool["diskSizeGb"]
-    if pool.get("maxNodeCount") is not None:
+    if pool.disk_size_gb is not None:
+        for_provider["osDiskSizeGb"] = pool.disk_size_gb
+    low, desired, high = scaling(pool)
+    init: dict[str, Any] = {}
+    if autoscales(pool):
         for_provider["autoScalingEnabled"] = True
-        for_provider["minCount"] = pool.get("minNodeCount", pool["nodeCount"])
-        for_provider["maxCount"] = pool["maxNodeCount"]
+        for_provider["minCount"] = low
+        for_provider["maxCount"] = high
+        init["nodeCount"] = desired  # the autoscaler owns it once the pool exists
+    else:
+        for_provider["nodeCount"] = desired
     metadata = {
-        "name": resource_name(cluster, pool["name"]),
-        "namespace": namespace,
+        "name": resource_name(cluster.name, pool.name),
+        "namespace": cluster.namespace,
         # The AKS pool takes the (<= 12 character) pool name, not the object's name.
-        "annotations": {"crossplane.io/external-name": pool["name"]},
+        "annotations": {"crossplane.io/external-name": pool.name},
     }
-    return _mr(CONTAINER, "KubernetesClusterNodePool", metadata, for_provider, common)
+    manifest = _mr(cluster, CONTAINER, "KubernetesClusterNodePool", metadata, for_provider)
+    if init:
+        manifest["spec"]["initProvider"] = init
+    return manifest
 
 
-def status(name: str, namespace: str, cluster_ready: bool) -> dict[str, Any]:
+def status(cluster: CloudCluster, cluster_ready: bool) -> dict[str, Any]:
     """Return the AKSCluster's status: the kubeconfig Secret once the cluster is Ready."""
     out: dict[str, Any] = {"cache": {"storageClassName": STORAGE_CLASS}}
     if cluster_ready:
-        out["kubeconfigSecretRef"] = {
-            "key": KUBECONFIG_KEY,
-            "name": kubeconfig_secret(name),
-            "namespace": namespace,
-        }
+        secret = kubeconfig_secret(cluster.name)
+        out["kubeconfigSecretRef"] = kubeconfig_ref(secret, cluster.namespace, KUBECONFIG_KEY)
     return out

@@ -12,12 +12,21 @@ from modelplane.domain import api
 MAX_NAME = 63
 HASH_LENGTH = 5
 POOL_LABEL = api.POOL_LABEL
+SYSTEM_LABEL = "modelplane.ai/system"
+"""On every node of the system pool, where the serving stack's own pods may go."""
 GPU_TAINT = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 """Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""
 ROLE_LABEL = "modelplane.ai/role"
 """Labels each composed resource with its role, so siblings select it among the composite's."""
 KUBECONFIG_KEY = "kubeconfig"
+KUBERNETES = api.KUBERNETES_OBJECT
+HELM = api.HELM
+
+# Fabrics a pool may ask for (the XRDs' enum values).
+NO_FABRIC = "None"
+EFA = "EFA"
+INFINIBAND = "InfiniBand"
 
 
 @dataclass(frozen=True)
@@ -27,14 +36,28 @@ class ProviderConfig:
     kind: str = "ClusterProviderConfig"
     name: str = "default"
 
+    def ref(self) -> dict[str, str]:
+        """Return it as a managed resource's ``providerConfigRef``."""
+        return {"kind": self.kind, "name": self.name}
+
 
 @dataclass(frozen=True)
 class SystemPool:
-    """The non-GPU pool that runs the serving stack."""
+    """The non-GPU pool that runs the serving stack.
+
+    Attributes:
+        machine_type: The cloud's instance type, machine type, VM size, platform or plan.
+        node_count: Its fixed size.
+        disk_size_gb: Boot disk size.
+        name: Its name where the cloud shows one (the AKS default pool, the VKE inline pool).
+        preset: The platform's preset (Nebius), if any.
+    """
 
     machine_type: str
     node_count: int
     disk_size_gb: int
+    name: str = "system"
+    preset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,15 +66,19 @@ class GpuPool:
 
     Attributes:
         name: The pool's name; its nodes carry ``modelplane.ai/pool=<name>``.
-        machine_type: The cloud's instance or machine type.
+        machine_type: The cloud's instance type, machine type, VM size, platform or plan.
         node_count: The nodes to start with.
         min_node_count: The autoscaling floor.
         max_node_count: The autoscaling ceiling.
         zones: Where the nodes run; empty lets the cloud choose among the cluster's.
         disk_size_gb: Boot disk size, None for the cloud's default.
         accelerator_type: The GPU type (GKE attaches it to the machine), if any.
-        accelerator_count: GPUs per node.
+        accelerator_count: GPUs per node (0: unsaid).
         capacity_reservation_id: An EC2 Capacity Block the nodes come from (EKS).
+        preset: The platform's preset (Nebius).
+        drivers_preset: The GPU driver preset the nodes' image carries (Nebius).
+        fabric: ``None``, ``EFA`` (EKS) or ``InfiniBand`` (AKS, Nebius).
+        infiniband_fabric: The physical InfiniBand fabric a Nebius pool joins.
     """
 
     name: str
@@ -64,6 +91,10 @@ class GpuPool:
     accelerator_type: str | None = None
     accelerator_count: int = 0
     capacity_reservation_id: str | None = None
+    preset: str | None = None
+    drivers_preset: str | None = None
+    fabric: str = NO_FABRIC
+    infiniband_fabric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,8 +104,8 @@ class CloudCluster:
     Attributes:
         name: The composite's name; every composed name starts with it.
         namespace: The composite's namespace, where every composed resource lives.
-        region: The cloud region.
-        version: The Kubernetes minor version.
+        region: The cloud region (the Azure location; empty on Nebius, whose project has one).
+        version: The Kubernetes version, or None to let the cloud choose (AKS).
         provider_config: The provider config that creates the resources.
         system: The system pool.
         pools: The GPU pools, in the composite's order.
@@ -83,7 +114,7 @@ class CloudCluster:
     name: str
     namespace: str
     region: str
-    version: str
+    version: str | None
     provider_config: ProviderConfig
     system: SystemPool
     pools: tuple[GpuPool, ...] = field(default_factory=tuple)
@@ -138,6 +169,7 @@ def managed(
     *,
     name: str | None = None,
     connection_secret: str | None = None,
+    init_provider: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return a namespaced managed resource of the cluster, labelled with its role.
 
@@ -149,14 +181,15 @@ def managed(
         for_provider: The resource's ``spec.forProvider``.
         name: Its name, if not ``<cluster>-<role>``.
         connection_secret: The Secret to write its connection details to, if any.
+        init_provider: Fields set only at creation (``spec.initProvider``), which the
+            provider then leaves to whoever changes them (an autoscaler), if any.
     """
     spec: dict[str, Any] = {
         "forProvider": dict(for_provider),
-        "providerConfigRef": {
-            "kind": cluster.provider_config.kind,
-            "name": cluster.provider_config.name,
-        },
+        "providerConfigRef": cluster.provider_config.ref(),
     }
+    if init_provider:
+        spec["initProvider"] = dict(init_provider)
     if connection_secret is not None:
         spec["writeConnectionSecretToRef"] = {"name": connection_secret}
     return {
@@ -178,6 +211,12 @@ def scaling(pool: GpuPool) -> tuple[int, int, int]:
     return low, pool.node_count, high
 
 
+def autoscales(pool: GpuPool) -> bool:
+    """Tell whether the pool's size may change on its own (its floor is below its ceiling)."""
+    low, _, high = scaling(pool)
+    return low < high
+
+
 def pool_zones(cluster: CloudCluster) -> list[str]:
     """Return every zone a pool names, sorted and without repeats."""
     return sorted({zone for pool in cluster.pools for zone in pool.zones})
@@ -195,10 +234,65 @@ def at_provider(resource: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(found) if isinstance(found, Mapping) else {}
 
 
-def provider_config_ref(spec: Mapping[str, Any]) -> dict[str, str]:
-    """Return the ``providerConfigRef`` a cloud XR's ``spec.credentials`` names."""
-    credentials = spec.get("credentials") or {}
+def provider_configs(
+    cluster: CloudCluster,
+    kubeconfig: Mapping[str, str],
+    identity: Mapping[str, str] | None = None,
+    *,
+    families: tuple[str, ...] = (KUBERNETES,),
+) -> dict[str, dict[str, Any]]:
+    """Return the namespaced provider configs that reach the cluster itself, by composed key.
+
+    Args:
+        cluster: The cluster.
+        kubeconfig: The kubeconfig Secret's ``{name, namespace, key}``.
+        identity: The cloud identity to pair with a kubeconfig that holds no credentials:
+            ``{type, name, namespace, key}`` (GKE's service account key, Nebius' credentials).
+        families: The providers' API versions: provider-kubernetes, provider-helm, or both.
+
+    Returns:
+        ``kubernetes-provider-config`` and/or ``helm-provider-config``, each named
+        ``<cluster>-kubernetes`` or ``<cluster>-helm``.
+    """
+    spec: dict[str, Any] = {"credentials": {"source": "Secret", "secretRef": dict(kubeconfig)}}
+    if identity:
+        spec["identity"] = {
+            "type": identity["type"],
+            "source": "Secret",
+            "secretRef": {k: identity[k] for k in ("name", "namespace", "key")},
+        }
+    out: dict[str, dict[str, Any]] = {}
+    for family in families:
+        short = "helm" if family == HELM else "kubernetes"
+        out[f"{short}-provider-config"] = {
+            "apiVersion": family,
+            "kind": "ProviderConfig",
+            "metadata": {
+                "name": resource_name(cluster.name, short),
+                "namespace": cluster.namespace,
+            },
+            "spec": spec,
+        }
+    return out
+
+
+def on_cluster(
+    cluster: CloudCluster, role: str, manifest: Mapping[str, Any], config: str
+) -> dict[str, Any]:
+    """Return a provider-kubernetes Object that applies ``manifest`` on the cluster itself.
+
+    Args:
+        cluster: The cluster.
+        role: What the object is, also its name suffix (``storage-class``).
+        manifest: The Kubernetes object to apply there.
+        config: The name of the namespaced provider-kubernetes ProviderConfig that reaches it.
+    """
     return {
-        "kind": credentials.get("kind", ProviderConfig.kind),
-        "name": credentials.get("name", ProviderConfig.name),
+        "apiVersion": KUBERNETES,
+        "kind": "Object",
+        "metadata": {"name": resource_name(cluster.name, role), "namespace": cluster.namespace},
+        "spec": {
+            "forProvider": {"manifest": dict(manifest)},
+            "providerConfigRef": {"kind": "ProviderConfig", "name": config},
+        },
     }

@@ -4,22 +4,33 @@ The network is one VPC (10.0.0.0/16) with, in each zone, a public /24 (internet 
 load balancers, the NAT gateway) and a private /20 (nodes, EFS mount targets). Nodes
 reach the internet through one NAT gateway in the first zone's public subnet.
 
-Zones are every zone a pool names; EKS needs subnets in two zones, so when pools name
-fewer, the region's ``a`` and ``b`` zones fill in. A pool with zones runs in those
-zones' private subnets; a pool without, and the system pool, in every zone's.
+Zones are every zone a pool names, padded to three from the region's ``a``, ``b`` and
+``c`` zones (EKS needs two; three keep the control plane's and the system nodes' spread).
+A pool with zones runs in those zones' private subnets; a pool without, and the system
+pool, in every zone's.
 
-Node groups: the system group (``AL2023_x86_64_STANDARD``), and one per GPU pool
-(``AL2023_x86_64_NVIDIA``) labelled ``modelplane.ai/pool=<pool>`` and tainted
-``nvidia.com/gpu=present:NoSchedule``. A pool with a Capacity Block gets a launch template
-that targets the reservation (market type ``capacity-block``) and capacity type
-``CAPACITY_BLOCK``; its disk size moves into the launch template, since EKS refuses a
-node group's disk size alongside a launch template.
+The cluster runs the Kubernetes version the spec names (default 1.35), with the
+``coredns``, ``kube-proxy``, ``vpc-cni``, ``eks-pod-identity-agent`` and
+``aws-efs-csi-driver`` add-ons.
+
+Node groups: the system group (``AL2023_x86_64_STANDARD``, labelled
+``modelplane.ai/system=true``), and one per GPU pool (``AL2023_x86_64_NVIDIA``) labelled
+``modelplane.ai/pool=<pool>`` and tainted ``nvidia.com/gpu=present:NoSchedule``. A pool
+with a Capacity Block gets a launch template that targets the reservation (market type
+``capacity-block``) and capacity type ``CAPACITY_BLOCK``; its disk size moves into the
+launch template, since EKS refuses a node group's disk size alongside a launch template.
+
+Autoscaling: a pool whose ``minNodeCount`` is below its ``maxNodeCount`` sets its desired
+size only at creation (``initProvider``), so the cluster autoscaler owns it afterwards;
+the cluster then also gets the cluster autoscaler: an IAM policy and role, an EKS Pod
+Identity association for its service account, and, once the kubeconfig exists, its Helm
+chart on the system nodes (auto-discovering the node groups, which EKS tags for it).
 
 RWX storage: an encrypted Elastic-throughput EFS file system with a mount target per
-zone, an NFS security group open to the VPC, the EFS CSI driver add-on (the node role
-carries its policy), and, once the kubeconfig and the file system's id are known, the
-StorageClass ``modelplane-rwx-efs`` on the cluster through a provider-kubernetes
-Object.
+zone, an NFS security group open to the VPC, the EFS CSI driver add-on whose controller
+and node service accounts get an IAM role through EKS Pod Identity, and, once the
+kubeconfig and the file system's id are known, the StorageClass ``modelplane-rwx-efs`` on
+the cluster through a provider-kubernetes Object.
 """
 
 from __future__ import annotations
@@ -32,12 +43,17 @@ from modelplane.domain import api
 from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
+    HELM,
     POOL_LABEL,
+    SYSTEM_LABEL,
     CloudCluster,
     ClusterError,
     GpuPool,
+    autoscales,
     managed,
+    on_cluster,
     pool_zones,
+    provider_configs,
     ref,
     resource_name,
     scaling,
@@ -55,7 +71,8 @@ DEFAULT_VERSION = "1.35"
 STORAGE_CLASS = "modelplane-rwx-efs"
 VPC_CIDR = "10.0.0.0/16"
 MAX_ZONES = 8  # private /20s fill 10.0.0.0/17, public /24s sit in 10.0.128.0/17
-ADDONS = ("coredns", "kube-proxy", "vpc-cni", "aws-efs-csi-driver")
+ZONES = 3
+ADDONS = ("coredns", "kube-proxy", "vpc-cni", "eks-pod-identity-agent", "aws-efs-csi-driver")
 SYSTEM_AMI = "AL2023_x86_64_STANDARD"
 GPU_AMI = "AL2023_x86_64_NVIDIA"
 POLICY = "arn:aws:iam::aws:policy/"
@@ -64,30 +81,43 @@ NODE_POLICIES = {
     "eks-worker": POLICY + "AmazonEKSWorkerNodePolicy",
     "eks-cni": POLICY + "AmazonEKS_CNI_Policy",
     "ecr-read": POLICY + "AmazonEC2ContainerRegistryReadOnly",
-    "efs-csi": POLICY + "service-role/AmazonEFSCSIDriverPolicy",
 }
+EFS_CSI_POLICY = POLICY + "service-role/AmazonEFSCSIDriverPolicy"
+EFS_CSI_ACCOUNTS = {"controller": "efs-csi-controller-sa", "node": "efs-csi-node-sa"}
+"""The EFS CSI driver add-on's service accounts (kube-system), each given its role."""
+POD_IDENTITY = "pods.eks.amazonaws.com"
 NFS_PORT = 2049
+AUTOSCALER_ACCOUNT = "cluster-autoscaler"
+AUTOSCALER_NAMESPACE = "kube-system"
+AUTOSCALER_CHART = {
+    "name": "cluster-autoscaler",
+    "repository": "https://kubernetes.github.io/autoscaler",
+    "version": "9.56.0",
+}
+"""The cluster autoscaler's Helm chart, pinned."""
 # Composed keys the adapter reads back from observed state.
 CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
 FILE_SYSTEM_KEY = "efs"
 STORAGE_CLASS_KEY = "storage-class"
 PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
+HELM_CONFIG_KEY = "helm-provider-config"
+AUTOSCALER_KEY = "cluster-autoscaler"
 # What :func:`workload_resources` composes: it waits for the kubeconfig (and EFS).
-WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, STORAGE_CLASS_KEY)
+WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, HELM_CONFIG_KEY, STORAGE_CLASS_KEY, AUTOSCALER_KEY)
 
 Manifests = dict[str, dict[str, Any]]
 
 
 def zones(cluster: CloudCluster) -> list[str]:
-    """Return the cluster's zones: every pool's, padded to two from the region's a, b, c.
+    """Return the cluster's zones: every pool's, padded to three from the region's a, b, c.
 
     Raises:
         ClusterError: The pools name more zones than the VPC has subnets for.
     """
     found = pool_zones(cluster)
     for letter in "abc":
-        if len(found) >= 2:
+        if len(found) >= ZONES:
             break
         candidate = f"{cluster.region}{letter}"
         if candidate not in found:
@@ -110,6 +140,8 @@ def resources(cluster: CloudCluster) -> Manifests:
     out.update(_control_plane(cluster, zones(cluster)))
     out.update(_node_groups(cluster, zones(cluster)))
     out.update(_file_system(cluster, zones(cluster)))
+    if any(autoscales(pool) for pool in cluster.pools):
+        out.update(_autoscaler_identity(cluster))
     return dict(sorted(out.items()))
 
 
@@ -217,7 +249,11 @@ def _zone_subnets(cluster: CloudCluster, index: int, zone: str) -> Manifests:
 
 
 def _assume_policy(service: str) -> str:
-    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    # EKS Pod Identity also tags the role session with the pod's identity.
+    action: str | list[str] = (
+        ["sts:AssumeRole", "sts:TagSession"] if service == POD_IDENTITY else "sts:AssumeRole"
+    )
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": action}
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
 
 
@@ -226,6 +262,7 @@ def _roles(cluster: CloudCluster) -> Manifests:
     for role, service, policies in (
         ("cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES),
         ("node-role", "ec2.amazonaws.com", NODE_POLICIES),
+        ("efs-csi-role", POD_IDENTITY, {"efs-csi": EFS_CSI_POLICY}),
     ):
         out[role] = _mr(cluster, IAM, "Role", role, {"assumeRolePolicy": _assume_policy(service)})
         for short, arn in policies.items():
@@ -319,7 +356,7 @@ def _node_groups(cluster: CloudCluster, names: list[str]) -> Manifests:
                 "amiType": SYSTEM_AMI,
                 "diskSize": system.disk_size_gb,
                 "instanceTypes": [system.machine_type],
-                "labels": {"modelplane.ai/system": "true"},
+                "labels": {SYSTEM_LABEL: "true"},
                 "scalingConfig": {
                     "desiredSize": system.node_count,
                     "maxSize": system.node_count,
@@ -334,34 +371,46 @@ def _node_groups(cluster: CloudCluster, names: list[str]) -> Manifests:
 
 
 def _node_group(
-    cluster: CloudCluster, role: str, names: list[str], fields: Mapping[str, Any]
+    cluster: CloudCluster,
+    role: str,
+    names: list[str],
+    fields: Mapping[str, Any],
+    init: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     subnets = [ref(resource_name(cluster.name, subnet_role("private", zone))) for zone in names]
-    return dict(
-        _mr(
-            cluster,
-            EKS,
-            "NodeGroup",
-            role,
-            {
-                **fields,
-                "clusterNameSelector": selector("cluster"),
-                "nodeRoleArnSelector": selector("node-role"),
-                "subnetIdRefs": subnets,
-            },
-        )
+    group = _mr(
+        cluster,
+        EKS,
+        "NodeGroup",
+        role,
+        {
+            **fields,
+            "clusterNameSelector": selector("cluster"),
+            "nodeRoleArnSelector": selector("node-role"),
+            "subnetIdRefs": subnets,
+        },
     )
+    if init:
+        group["spec"]["initProvider"] = dict(init)
+    return dict(group)
 
 
 def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> Manifests:
     low, desired, high = scaling(pool)
     role = f"nodegroup-{pool.name}"
+    # EKS needs a ceiling of at least one, even for a pool scaled to zero.
+    sizes: dict[str, Any] = {"maxSize": max(high, 1), "minSize": low}
+    init: dict[str, Any] = {}
+    if autoscales(pool):
+        # The autoscaler owns the size once the group exists: set it only at creation.
+        init["scalingConfig"] = {"desiredSize": desired}
+    else:
+        sizes["desiredSize"] = desired
     fields: dict[str, Any] = {
         "amiType": GPU_AMI,
         "instanceTypes": [pool.machine_type],
         "labels": {POOL_LABEL: pool.name},
-        # EKS needs a ceiling of at least one, even for a pool scaled to zero.
-        "scalingConfig": {"desiredSize": desired, "maxSize": max(high, 1), "minSize": low},
+        "scalingConfig": dict(sorted(sizes.items())),
         "taint": [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
     }
     out: Manifests = {}
@@ -375,7 +424,7 @@ def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> M
         }
     elif pool.disk_size_gb is not None:
         fields["diskSize"] = pool.disk_size_gb
-    out[role] = _node_group(cluster, role, names, fields)
+    out[role] = _node_group(cluster, role, names, fields, init)
     return out
 
 
@@ -436,6 +485,9 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
             },
         ),
     }
+    for short, account in EFS_CSI_ACCOUNTS.items():
+        key = f"efs-csi-{short}-pod-identity"
+        out[key] = _pod_identity(cluster, key, "kube-system", account, "efs-csi-role")
     for zone in names:
         key = f"efs-mount-target-{zone}"
         out[key] = _mr(
@@ -452,6 +504,99 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
     return out
 
 
+def _pod_identity(
+    cluster: CloudCluster, role: str, namespace: str, account: str, iam_role: str
+) -> dict[str, Any]:
+    """Return the EKS Pod Identity association giving ``namespace/account`` the IAM role."""
+    return dict(
+        _mr(
+            cluster,
+            EKS,
+            "PodIdentityAssociation",
+            role,
+            {
+                "clusterNameSelector": selector("cluster"),
+                "namespace": namespace,
+                "roleArnSelector": selector(iam_role),
+                "serviceAccount": account,
+            },
+        )
+    )
+
+
+def autoscaler_policy(cluster: CloudCluster) -> str:
+    """Return the cluster autoscaler's IAM policy: read every group, resize only this
+    cluster's (EKS tags its node groups' Auto Scaling groups as owned by the cluster)."""
+    read = {
+        "Action": [
+            "autoscaling:DescribeAutoScalingGroups",
+            "autoscaling:DescribeAutoScalingInstances",
+            "autoscaling:DescribeLaunchConfigurations",
+            "autoscaling:DescribeScalingActivities",
+            "autoscaling:DescribeTags",
+            "ec2:DescribeImages",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeLaunchTemplateVersions",
+            "ec2:GetInstanceTypesFromInstanceRequirements",
+            "eks:DescribeNodegroup",
+        ],
+        "Effect": "Allow",
+        "Resource": ["*"],
+    }
+    resize = {
+        "Action": [
+            "autoscaling:SetDesiredCapacity",
+            "autoscaling:TerminateInstanceInAutoScalingGroup",
+        ],
+        "Condition": {
+            "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster.name}": "owned"}
+        },
+        "Effect": "Allow",
+        "Resource": ["*"],
+    }
+    return json.dumps({"Statement": [read, resize], "Version": "2012-10-17"}, sort_keys=True)
+
+
+def _autoscaler_identity(cluster: CloudCluster) -> Manifests:
+    """Return the cluster autoscaler's IAM policy and role and its Pod Identity association."""
+    return {
+        "cluster-autoscaler-policy": _mr(
+            cluster,
+            IAM,
+            "Policy",
+            "cluster-autoscaler-policy",
+            {
+                "description": f"The cluster autoscaler of EKS cluster {cluster.name}",
+                "policy": autoscaler_policy(cluster),
+            },
+        ),
+        "cluster-autoscaler-role": _mr(
+            cluster,
+            IAM,
+            "Role",
+            "cluster-autoscaler-role",
+            {"assumeRolePolicy": _assume_policy(POD_IDENTITY)},
+        ),
+        "cluster-autoscaler-role-policy": _mr(
+            cluster,
+            IAM,
+            "RolePolicyAttachment",
+            "cluster-autoscaler-role-policy",
+            {
+                "policyArnSelector": selector("cluster-autoscaler-policy"),
+                "roleSelector": selector("cluster-autoscaler-role"),
+            },
+        ),
+        "cluster-autoscaler-pod-identity": _pod_identity(
+            cluster,
+            "cluster-autoscaler-pod-identity",
+            AUTOSCALER_NAMESPACE,
+            AUTOSCALER_ACCOUNT,
+            "cluster-autoscaler-role",
+        ),
+    }
+
+
 def workload_resources(
     cluster: CloudCluster, kubeconfig: Mapping[str, str], file_system_id: str | None
 ) -> Manifests:
@@ -463,32 +608,56 @@ def workload_resources(
         file_system_id: The EFS file system's id once AWS has created it, else None.
 
     Returns:
-        A provider-kubernetes ProviderConfig for the cluster and, once the file system
-        exists, the Object holding the ``modelplane-rwx-efs`` StorageClass.
+        A provider-kubernetes ProviderConfig for the cluster; once the file system
+        exists, the Object holding the ``modelplane-rwx-efs`` StorageClass; and where a
+        pool autoscales, a provider-helm ProviderConfig and the cluster autoscaler's
+        Release.
     """
-    config = resource_name(cluster.name, "kubernetes")
-    out: Manifests = {
-        PROVIDER_CONFIG_KEY: {
-            "apiVersion": KUBERNETES,
-            "kind": "ProviderConfig",
-            "metadata": {"name": config, "namespace": cluster.namespace},
-            "spec": {"credentials": {"source": "Secret", "secretRef": dict(kubeconfig)}},
+    scaled = any(autoscales(pool) for pool in cluster.pools)
+    families = (KUBERNETES, HELM) if scaled else (KUBERNETES,)
+    out: Manifests = provider_configs(cluster, kubeconfig, families=families)
+    config = out[PROVIDER_CONFIG_KEY]["metadata"]["name"]
+    if file_system_id:
+        manifest = storage_class(file_system_id)
+        out[STORAGE_CLASS_KEY] = on_cluster(cluster, "storage-class", manifest, config)
+    if scaled:
+        out[AUTOSCALER_KEY] = autoscaler_release(cluster, out[HELM_CONFIG_KEY]["metadata"]["name"])
+    return out
+
+
+def autoscaler_release(cluster: CloudCluster, helm_config: str) -> dict[str, Any]:
+    """Return the cluster autoscaler's Helm Release: it discovers the cluster's node groups,
+    runs on the system nodes as the service account Pod Identity maps to its role."""
+    values = {
+        "autoDiscovery": {"clusterName": cluster.name},
+        "awsRegion": cluster.region,
+        "cloudProvider": "aws",
+        "extraArgs": {
+            "balance-similar-node-groups": True,
+            "expander": "least-waste",
+            "skip-nodes-with-system-pods": False,
+        },
+        "fullnameOverride": AUTOSCALER_ACCOUNT,
+        "nodeSelector": {SYSTEM_LABEL: "true"},
+        "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_ACCOUNT}},
+    }
+    return {
+        "apiVersion": HELM,
+        "kind": "Release",
+        "metadata": {
+            "annotations": {"crossplane.io/external-name": AUTOSCALER_ACCOUNT},
+            "name": resource_name(cluster.name, "cluster-autoscaler"),
+            "namespace": cluster.namespace,
+        },
+        "spec": {
+            "forProvider": {
+                "chart": dict(AUTOSCALER_CHART),
+                "namespace": AUTOSCALER_NAMESPACE,
+                "values": values,
+            },
+            "providerConfigRef": {"kind": "ProviderConfig", "name": helm_config},
         },
     }
-    if file_system_id:
-        out[STORAGE_CLASS_KEY] = {
-            "apiVersion": KUBERNETES,
-            "kind": "Object",
-            "metadata": {
-                "name": resource_name(cluster.name, "storage-class"),
-                "namespace": cluster.namespace,
-            },
-            "spec": {
-                "forProvider": {"manifest": storage_class(file_system_id)},
-                "providerConfigRef": {"kind": "ProviderConfig", "name": config},
-            },
-        }
-    return out
 
 
 def storage_class(file_system_id: str) -> dict[str, Any]:

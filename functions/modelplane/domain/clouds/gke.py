@@ -3,7 +3,9 @@
 A regional cluster on its own VPC network and subnetwork (nodes 10.0.0.0/20, pods and
 services on secondary ranges), its default node pool removed, on the ``RAPID`` release
 channel with the minimum master version set to the asked minor (default 1.35, whose
-DRA GPU claims need), with the Filestore CSI driver add-on on.
+DRA GPU claims need), with the Filestore CSI driver add-on on and, once the project is
+known (its provider config's ``projectID``, else the node service account's), Workload
+Identity (``<project>.svc.id.goog``, every node pool on the GKE metadata server).
 
 Node pools: the system pool in the cluster's first zone, and one per GPU pool in the
 pool's zones (else the first zone) with its GPUs attached (GKE installs the latest
@@ -14,10 +16,12 @@ the initial count is the pool's node count spread over its zones, rounded up.
 
 Identity: a node service account, granted ``roles/container.admin`` on the project
 once GCP reports its email and project, and a key for it, written to a Secret, that
-consumers pair with the kubeconfig.
+consumers pair with the kubeconfig (GoogleApplicationCredentials).
 
-RWX storage is GKE's own Filestore Enterprise class, ``enterprise-rwx``, which the
-Filestore CSI driver add-on installs: nothing to compose.
+RWX storage: the Filestore API enabled on the project, and, once the kubeconfig and the
+key exist, a provider-kubernetes ProviderConfig (the kubeconfig plus the key) and the
+StorageClass ``modelplane-rwx-filestore`` on the cluster: Filestore Enterprise through the
+CSI driver add-on, its instances on the cluster's own network.
 """
 
 from __future__ import annotations
@@ -30,10 +34,13 @@ from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
     POOL_LABEL,
+    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
     managed,
+    on_cluster,
     pool_zones,
+    provider_configs,
     resource_name,
     scaling,
     selector,
@@ -44,7 +51,10 @@ CONTAINER = "container.gcp.m.upbound.io/v1beta1"
 CLOUDPLATFORM = "cloudplatform.gcp.m.upbound.io/v1beta1"
 
 DEFAULT_VERSION = "1.35"
-STORAGE_CLASS = "enterprise-rwx"
+STORAGE_CLASS = "modelplane-rwx-filestore"
+FILESTORE_TIER = "enterprise"
+FILESTORE_API = "file.googleapis.com"
+IDENTITY_TYPE = "GoogleApplicationCredentials"
 RELEASE_CHANNEL = "RAPID"
 CLUSTER_NAME_LIMIT = 40  # GKE cluster and node pool names
 ACCOUNT_ID_LIMIT = 30  # GCP service account ids
@@ -59,8 +69,12 @@ CLUSTER_KEY = "cluster"
 ACCOUNT_KEY = "service-account"
 ACCOUNT_KEY_KEY = "service-account-key"
 IAM_KEY = "iam-container-admin"
+PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
+STORAGE_CLASS_KEY = "storage-class"
 # What :func:`iam_member` composes: it waits for GCP to report the account.
 IAM_KEYS = (IAM_KEY,)
+# What :func:`workload_resources` composes: it waits for the kubeconfig and the key.
+WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, STORAGE_CLASS_KEY)
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 Manifests = dict[str, dict[str, Any]]
@@ -88,13 +102,23 @@ def identity_secret(cluster: CloudCluster) -> str:
     return resource_name(cluster.name, "identity")
 
 
-def resources(cluster: CloudCluster) -> Manifests:
-    """Return every managed resource that needs nothing GCP reports, by composed key."""
+def resources(cluster: CloudCluster, project: str | None = None) -> Manifests:
+    """Return every managed resource that needs nothing GCP reports, by composed key.
+
+    Args:
+        cluster: The cluster.
+        project: The GCP project, once known: it turns on Workload Identity.
+    """
     out: Manifests = {}
     out.update(_network(cluster))
     out.update(_identity(cluster))
-    out["cluster"] = _cluster(cluster)
-    out.update(_node_pools(cluster))
+    out["cluster"] = _cluster(cluster, project)
+    out.update(_node_pools(cluster, workload_identity=bool(project)))
+    out["filestore-api"] = _mr(cluster, CLOUDPLATFORM, "ProjectService", "filestore-api", {
+        # Other clusters of the project need the API too: never turn it off.
+        "disableOnDestroy": False,
+        "service": FILESTORE_API,
+    })  # fmt: skip
     return dict(sorted(out.items()))
 
 
@@ -159,7 +183,12 @@ def iam_member(cluster: CloudCluster, email: str, project: str) -> Manifests:
     }  # fmt: skip
 
 
-def _cluster(cluster: CloudCluster) -> dict[str, Any]:
+def network_name(cluster: CloudCluster) -> str:
+    """Return the VPC network's name in GCP (the managed resource's name)."""
+    return resource_name(cluster.name, "network")
+
+
+def _cluster(cluster: CloudCluster, project: str | None) -> dict[str, Any]:
     gke = _mr(cluster, CONTAINER, "Cluster", "cluster", {
         "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
         # The composite owns the cluster's life; GCP's guard would block its deletion.
@@ -176,14 +205,18 @@ def _cluster(cluster: CloudCluster) -> dict[str, Any]:
         "removeDefaultNodePool": True,
         "subnetworkSelector": selector("subnetwork"),
     })  # fmt: skip
+    if project:
+        workload_pool = f"{project}.svc.id.goog"
+        gke["spec"]["forProvider"]["workloadIdentityConfig"] = {"workloadPool": workload_pool}
     gke["metadata"]["name"] = cluster_name(cluster)
     gke["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
     return dict(gke)
 
 
-def _node_pools(cluster: CloudCluster) -> Manifests:
+def _node_pools(cluster: CloudCluster, *, workload_identity: bool) -> Manifests:
     first = zones(cluster)[:1]
     system = cluster.system
+    config = _node_config(system.machine_type, system.disk_size_gb, {SYSTEM_LABEL: "true"})
     out: Manifests = {
         "nodepool-system": _node_pool(cluster, "nodepool-system", first, {
             "autoscaling": {
@@ -191,14 +224,16 @@ def _node_pools(cluster: CloudCluster) -> Manifests:
                 "totalMinNodeCount": system.node_count,
             },
             "initialNodeCount": system.node_count,
-            "nodeConfig": _node_config(system.machine_type, system.disk_size_gb, {
-                "modelplane.ai/system": "true",
-            }),
+            "nodeConfig": config,
         }),
     }  # fmt: skip
     for pool in cluster.pools:
         role = f"nodepool-{pool.name}"
         out[role] = _gpu_node_pool(cluster, pool, role, list(pool.zones) or first)
+    if workload_identity:
+        for manifest in out.values():
+            node_config = manifest["spec"]["forProvider"]["nodeConfig"]
+            node_config["workloadMetadataConfig"] = {"mode": "GKE_METADATA"}
     return out
 
 
@@ -214,7 +249,7 @@ def _gpu_node_pool(
     config["taint"] = [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}]
     if pool.accelerator_type:
         config["guestAccelerator"] = [{
-            "count": pool.accelerator_count,
+            "count": pool.accelerator_count or 1,
             "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"},
             "type": pool.accelerator_type,
         }]  # fmt: skip
@@ -252,3 +287,38 @@ def _node_pool(
     })  # fmt: skip
     pool["metadata"]["name"] = resource_name(cluster.name, role, limit=CLUSTER_NAME_LIMIT)
     return dict(pool)
+
+
+def identity_ref(cluster: CloudCluster) -> dict[str, str]:
+    """Return the service account key Secret as a consumer's identity: ``{type, name,
+    namespace, key}``."""
+    return {
+        "type": IDENTITY_TYPE,
+        "name": identity_secret(cluster),
+        "namespace": cluster.namespace,
+        "key": IDENTITY_KEY,
+    }
+
+
+def workload_resources(cluster: CloudCluster, kubeconfig: Mapping[str, str]) -> Manifests:
+    """Return what goes on the cluster itself once its kubeconfig and key exist: a
+    provider-kubernetes ProviderConfig (the kubeconfig paired with the service account
+    key) and the Object holding the ``modelplane-rwx-filestore`` StorageClass."""
+    out = provider_configs(cluster, kubeconfig, identity_ref(cluster))
+    config = out[PROVIDER_CONFIG_KEY]["metadata"]["name"]
+    out[STORAGE_CLASS_KEY] = on_cluster(cluster, "storage-class", storage_class(cluster), config)
+    return out
+
+
+def storage_class(cluster: CloudCluster) -> dict[str, Any]:
+    """Return the RWX StorageClass: Filestore Enterprise instances on the cluster's network."""
+    return {
+        "allowVolumeExpansion": True,
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": STORAGE_CLASS},
+        "parameters": {"network": network_name(cluster), "tier": FILESTORE_TIER},
+        "provisioner": "filestore.csi.storage.gke.io",
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "Immediate",
+    }

@@ -1,38 +1,53 @@
-"""VultrCluster: the provider-vultr managed resources of one VKE cluster.
+"""VultrCluster: the provider-upjet-vultr managed resources of one VKE cluster.
 
-A ``Kubernetes`` cluster (VKE makes its VPC) with the system pool inline, which
-provider-vultr honours only at creation, and one ``NodePools`` per GPU pool. Field names
-follow the namespaced ``kubernetes.vultr.m.upbound.io`` v1alpha1 CRDs. ``NodePools`` has
-no reference to its cluster, so a GPU pool is composed once the cluster reports its id.
-There is no RWX storage on Vultr, so the status carries no cache.
+A ``Kubernetes`` cluster (VKE makes its VPC) with the system pool inline, which the
+provider honours only at creation, and one ``KubernetesNodePool`` per GPU pool, attached
+to the cluster by reference. Kinds and fields follow the namespaced
+``vke.vultr.m.upbound.io`` v1beta1 CRDs of ``upbound/provider-upjet-vultr``: the inline
+pool is one object (``nodePools``), labels and taints are lists of ``{key, value}``.
+
+A GPU pool that autoscales (``minNodeCount`` below ``maxNodeCount``) turns on VKE's
+autoscaler and sets its node count only at creation (``initProvider``), so the autoscaler
+owns it afterwards. The provider writes the decoded kubeconfig to the connection Secret
+under ``kubeconfig``. There is no RWX storage on Vultr, so the status carries no cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
     POOL_LABEL,
-    provider_config_ref,
+    SYSTEM_LABEL,
+    CloudCluster,
+    GpuPool,
+    autoscales,
+    kubeconfig_ref,
     resource_name,
+    scaling,
 )
 
-API = "kubernetes.vultr.m.upbound.io/v1alpha1"
+API = "vke.vultr.m.upbound.io/v1beta1"
 CLUSTER_KEY = "cluster"
 SYSTEM_POOL = "system"
-# Unverified: upjet publishes a sensitive Terraform attribute under ``attribute.<name>``;
-# whether the value is the raw kubeconfig or Vultr's base64 of it is not checked.
-KUBECONFIG_KEY = "attribute.kube_config"
-# Unverified: VKE names versions like ``v1.33.0+1``; the XRD takes ``1.33``.
-DEFAULT_VERSION = "v1.33.0+1"
+SYSTEM_PLAN = "vc2-4c-8gb"
+KUBECONFIG_KEY = "kubeconfig"
+"""The provider base64-decodes VKE's ``kube_config`` into this connection-secret key."""
+DEFAULT_VERSION = "v1.35.0+1"
+"""VKE names its versions ``v<major>.<minor>.<patch>+<build>``."""
 
 
 def vke_version(version: str | None) -> str:
-    """Return the VKE version string for an XRD ``1.xx`` version (a default when unset)."""
-    return f"v{version}.0+1" if version else DEFAULT_VERSION
+    """Return the VKE version for a spec's version: as given when it names a build,
+    ``v`` added when missing, and a bare minor (``1.35``) as its ``.0+1`` build."""
+    if not version:
+        return DEFAULT_VERSION
+    bare = version.removeprefix("v")
+    if bare.count(".") == 1:
+        return f"v{bare}.0+1"
+    return f"v{bare}"
 
 
 def kubeconfig_secret(name: str) -> str:
@@ -40,86 +55,77 @@ def kubeconfig_secret(name: str) -> str:
     return resource_name(name, "kubeconfig")
 
 
-def cluster(name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+def _pairs(values: dict[str, str]) -> list[dict[str, str]]:
+    return [{"key": k, "value": v} for k, v in sorted(values.items())]
+
+
+def cluster(spec: CloudCluster) -> dict[str, Any]:
     """Return the VKE cluster with its inline system pool."""
-    system = spec.get("systemPool") or {}
+    system = spec.system
     return {
         "apiVersion": API,
         "kind": "Kubernetes",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": spec.name, "namespace": spec.namespace},
         "spec": {
             "forProvider": {
-                "label": name,
-                "nodePools": [
-                    {
-                        "label": SYSTEM_POOL,
-                        "nodeQuantity": system.get("nodeCount", 1),
-                        "plan": system.get("plan", "vc2-4c-8gb"),
-                    }
-                ],
-                "region": spec["region"],
-                "version": vke_version(spec.get("version")),
+                "label": spec.name,
+                "nodePools": {
+                    "label": system.name,
+                    "labels": _pairs({SYSTEM_LABEL: "true"}),
+                    "nodeQuantity": system.node_count,
+                    "plan": system.machine_type,
+                },
+                "region": spec.region,
+                "version": vke_version(spec.version),
             },
-            "providerConfigRef": provider_config_ref(spec),
-            "writeConnectionSecretToRef": {"name": kubeconfig_secret(name)},
+            "providerConfigRef": spec.provider_config.ref(),
+            "writeConnectionSecretToRef": {"name": kubeconfig_secret(spec.name)},
         },
     }
 
 
-def node_pool(
-    cluster_name: str,
-    namespace: str,
-    cluster_id: str,
-    pool: Mapping[str, Any],
-    spec: Mapping[str, Any],
-) -> dict[str, Any]:
-    """Return the VKE node pool of one GPU pool, attached to the cluster ``cluster_id``."""
+def node_pool(spec: CloudCluster, pool: GpuPool) -> dict[str, Any]:
+    """Return the VKE node pool of one GPU pool, attached to the cluster by reference."""
+    low, desired, high = scaling(pool)
     for_provider: dict[str, Any] = {
-        "clusterId": cluster_id,
-        "label": pool["name"],
-        "labels": {POOL_LABEL: pool["name"]},
-        "nodeQuantity": pool["nodeCount"],
-        "plan": pool["plan"],
+        "clusterIdRef": {"name": spec.name},
+        "label": pool.name,
+        "labels": _pairs({POOL_LABEL: pool.name}),
+        "plan": pool.machine_type,
         "taints": [{"effect": "NoSchedule", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
     }
-    if pool.get("maxNodeCount") is not None:  # VKE's autoscaler resizes the pool
+    out: dict[str, Any] = {"forProvider": for_provider}
+    if autoscales(pool):  # VKE's autoscaler resizes the pool
         for_provider["autoScaler"] = True
-        for_provider["minNodes"] = pool.get("minNodeCount", pool["nodeCount"])
-        for_provider["maxNodes"] = pool["maxNodeCount"]
+        for_provider["minNodes"] = low
+        for_provider["maxNodes"] = high
+        out["initProvider"] = {"nodeQuantity": desired}
+    else:
+        for_provider["nodeQuantity"] = desired
     return {
         "apiVersion": API,
-        "kind": "NodePools",
-        "metadata": {"name": resource_name(cluster_name, pool["name"]), "namespace": namespace},
-        "spec": {"forProvider": for_provider, "providerConfigRef": provider_config_ref(spec)},
+        "kind": "KubernetesNodePool",
+        "metadata": {"name": resource_name(spec.name, pool.name), "namespace": spec.namespace},
+        "spec": {**out, "providerConfigRef": spec.provider_config.ref()},
     }
 
 
-def resources(
-    name: str, namespace: str, spec: Mapping[str, Any], cluster_id: str | None
-) -> dict[str, dict[str, Any]]:
-    """Return every managed resource, keyed by composed-resource name.
-
-    Args:
-        name: The VultrCluster's name; the VKE cluster takes it as its label.
-        namespace: The VultrCluster's namespace, where every managed resource lives.
-        spec: The VultrCluster's spec.
-        cluster_id: The VKE cluster's id once observed; GPU pools wait for it.
-    """
-    out = {CLUSTER_KEY: cluster(name, namespace, spec)}
-    if cluster_id:
-        for key, pool in zip(pool_keys(spec), spec["nodePools"], strict=True):
-            out[key] = node_pool(name, namespace, cluster_id, pool, spec)
+def resources(spec: CloudCluster) -> dict[str, dict[str, Any]]:
+    """Return every managed resource, keyed by composed-resource name."""
+    out = {CLUSTER_KEY: cluster(spec)}
+    for pool in spec.pools:
+        out[pool_key(pool.name)] = node_pool(spec, pool)
     return out
 
 
-def pool_keys(spec: Mapping[str, Any]) -> list[str]:
-    """Return the composed-resource keys of the spec's GPU pools, in spec order."""
-    return [f"pool-{pool['name']}" for pool in spec["nodePools"]]
+def pool_key(name: str) -> str:
+    """Return the composed-resource key of a GPU pool."""
+    return f"pool-{name}"
 
 
-def status(name: str, namespace: str, cluster_ready: bool) -> dict[str, Any]:
+def status(spec: CloudCluster, cluster_ready: bool) -> dict[str, Any]:
     """Return the VultrCluster's status: the kubeconfig Secret once the cluster is Ready."""
     if not cluster_ready:
         return {}
-    ref = {"key": KUBECONFIG_KEY, "name": kubeconfig_secret(name), "namespace": namespace}
-    return {"kubeconfigSecretRef": ref}
+    secret = kubeconfig_secret(spec.name)
+    return {"kubeconfigSecretRef": kubeconfig_ref(secret, spec.namespace, KUBECONFIG_KEY)}

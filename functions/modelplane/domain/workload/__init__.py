@@ -2,10 +2,11 @@
 
 ``plan(replica, cluster)`` returns every provider-kubernetes Object the replica
 composes; ``judge(plan, observed)`` says whether it is applied and whether it serves.
-The modules, in the order a request meets them: ``routing`` (the HTTPRoute and, for
-PrefillDecode, llm-d's InferencePool and endpoint picker), ``engines`` (a Deployment
-or LeaderWorkerSet per engine, its Service and claims), ``pods`` (what every pod
-gets), ``objects`` (the Object wrapper), ``names`` (names and labels).
+The modules, in the order a request meets them: ``routing`` (the HTTPRoute to the
+replica's InferencePool, and llm-d's endpoint picker in front of it, configured for
+Unified or PrefillDecode serving), ``engines`` (a Deployment or LeaderWorkerSet per
+engine, its Service and claims), ``pods`` (what every pod gets), ``objects`` (the Object
+wrapper), ``names`` (names and labels).
 """
 
 from modelplane.domain.workload.names import cache_claim

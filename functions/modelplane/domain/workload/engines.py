@@ -2,9 +2,10 @@
 
 A ``Standalone`` engine is a Deployment of ``copies`` pods. A gang (one ``Leader`` and
 one ``Worker`` member) is a LeaderWorkerSet of ``copies`` groups, each of
-``1 + worker.nodes`` pods. Either way a Service selects the pods that serve the API,
-and each member that requests devices gets a ResourceClaimTemplate with one request
-per DRA device request.
+``1 + worker.nodes`` pods. Either way a Service selects the pods that serve the API
+(a stable in-cluster address for the engine; the route reaches them through the
+replica's InferencePool instead), and each member that requests devices gets a
+ResourceClaimTemplate with one request per DRA device request.
 """
 
 from __future__ import annotations

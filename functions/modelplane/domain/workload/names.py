@@ -66,7 +66,7 @@ def claim_template(replica: Replica, engine: Engine, role: Role) -> str:
 
 
 def endpoint_picker(replica: Replica) -> str:
-    """Name the PrefillDecode endpoint picker's objects (Deployment, Service, RBAC, config)."""
+    """Name the endpoint picker's objects (Deployment, Service, RBAC, config)."""
     return service_name(fit(f"{replica.name}-epp"))
 
 

@@ -51,8 +51,7 @@ def plan(replica: Replica, cluster: WorkloadCluster) -> tuple[Composed, ...]:
     found: list[tuple[Manifest, bool]] = [(objects.namespace(replica), True)]
     for engine in replica.engines:
         found += [(m, False) for m in engines.manifests(replica, engine)]
-    if replica.serving_mode is ServingMode.PREFILL_DECODE:
-        found += [(m, False) for m in routing.prefill_decode(replica)]
+    found += [(m, False) for m in routing.endpoint_picker(replica)]
     found.append((routing.route(replica, cluster), False))
     composed = [
         Composed(

@@ -8,13 +8,17 @@ Modelplane only adds to it:
 - for a member with device requests, the pod's DRA claim and the ``engine`` container's
   ``resources.claims`` entry for it;
 - a memory-backed ``/dev/shm`` for the engine;
-- on serving pods, the engine's port and a ``GET /health`` readiness probe;
+- on serving pods, the engine's port and a ``GET /health`` readiness probe timed for
+  engines that load large weights (no liveness probe: a pod is never restarted for
+  taking long to load);
 - on gang pods, ``MODELPLANE_LEADER_ADDRESS`` and ``MODELPLANE_RANK`` ahead of the
   user's env in every container;
 - with a ModelCache, its PVC at ``/mnt/models``, and ``--model=/mnt/models`` when the
   engine has no ``command`` and no ``--model`` argument;
-- for a PrefillDecode engine, the NIXL side-channel host, and on decode pods llm-d's
-  routing sidecar, which takes the engine port and forwards to the engine on 8001.
+- for a PrefillDecode engine, the NIXL side channel (``VLLM_NIXL_SIDE_CHANNEL_HOST`` and
+  ``VLLM_NIXL_SIDE_CHANNEL_PORT``, and that port on the engine), and on decode pods
+  llm-d's disaggregation sidecar, which takes the engine port (with its own ``/health``
+  probe) and forwards to the engine on 8001.
 """
 
 from __future__ import annotations
@@ -46,10 +50,28 @@ LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LEADER_ADDRESS_ENV = "MODELPLANE_LEADER_ADDRESS"
 RANK_ENV = "MODELPLANE_RANK"
 NIXL_HOST_ENV = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+NIXL_PORT_ENV = "VLLM_NIXL_SIDE_CHANNEL_PORT"
+NIXL_PORT = 5600
+"""vLLM's NIXL side-channel port (its default), set explicitly and declared on the engine
+so the peer engine's handshake has a named, stable port to reach."""
+NIXL_PORT_NAME = "nixl"
+
+READINESS_TIMING: Mapping[str, int] = {
+    "failureThreshold": 3,
+    "initialDelaySeconds": 30,
+    "periodSeconds": 10,
+    "timeoutSeconds": 5,
+}
+"""How the engine's readiness is probed. A readiness probe never restarts a pod, so an
+engine may take as long as its weights need to load (minutes for the largest models);
+the delay spares the first probes, and the timeout tolerates a busy engine's slow
+``/health`` without marking it unready."""
 
 ROUTING_SIDECAR = "routing-sidecar"
-ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.7.1"
-"""llm-d's P/D routing sidecar; its flags below are the ones this release takes."""
+ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.9.0"
+"""llm-d's disaggregation sidecar (the llm-d router's, v0.9.0, matching the endpoint
+picker); its flags below are the ones this release takes (it has no
+``--model-server-port`` yet: the engine port is ``--vllm-port``)."""
 
 
 class MissingEngineContainerError(ValueError):
@@ -134,9 +156,14 @@ def _containers(
 
 def _engine(container: dict[str, Any], shape: PodShape, *, shm: bool) -> dict[str, Any]:
     env = list(container.get("env") or [])
-    if shape.nixl and not any(e.get("name") == NIXL_HOST_ENV for e in env):
+    if shape.nixl:
         at = len(_gang_env()) if shape.gang else 0  # after the gang's, ahead of the user's
-        env.insert(at, _field_env(NIXL_HOST_ENV, "status.podIP"))
+        nixl = [
+            _field_env(NIXL_HOST_ENV, "status.podIP"),
+            {"name": NIXL_PORT_ENV, "value": str(NIXL_PORT)},
+        ]
+        given = {e.get("name") for e in env}
+        env[at:at] = [e for e in nixl if e["name"] not in given]
     if env:
         container["env"] = env
     if shape.cache_claim:
@@ -151,6 +178,8 @@ def _engine(container: dict[str, Any], shape: PodShape, *, shm: bool) -> dict[st
     container["volumeMounts"] = mounts
     if shape.serving:
         _serve(container, shape.engine_port)
+    if shape.nixl:
+        _declare_port(container, NIXL_PORT, NIXL_PORT_NAME)
     if shape.claim_template:
         resources = dict(container.get("resources") or {})
         resources["claims"] = _with(resources.get("claims"), {"name": CLAIM})
@@ -159,14 +188,21 @@ def _engine(container: dict[str, Any], shape: PodShape, *, shm: bool) -> dict[st
 
 
 def _serve(container: dict[str, Any], port: int) -> None:
+    _declare_port(container, port)
+    container.setdefault("readinessProbe", _health_probe(port))
+
+
+def _health_probe(port: int) -> dict[str, Any]:
+    return {"httpGet": {"path": HEALTH_PATH, "port": port}, **READINESS_TIMING}
+
+
+def _declare_port(container: dict[str, Any], port: int, name: str | None = None) -> None:
+    """Add ``port`` to the container's ports unless it (or its name) is there already."""
     ports = list(container.get("ports") or [])
-    if not any(p.get("containerPort") == port for p in ports):
-        ports.append({"containerPort": port, "protocol": "TCP"})
+    taken = any(p.get("containerPort") == port or (name and p.get("name") == name) for p in ports)
+    if not taken:
+        ports.append({"containerPort": port, **({"name": name} if name else {}), "protocol": "TCP"})
     container["ports"] = ports
-    container.setdefault(
-        "readinessProbe",
-        {"httpGet": {"path": HEALTH_PATH, "port": port}, "periodSeconds": 10},
-    )
 
 
 def _gang_env() -> list[dict[str, Any]]:
@@ -188,11 +224,18 @@ def _routing_sidecar(shape: PodShape) -> dict[str, Any]:
             f"--port={ENGINE_PORT}",
             f"--vllm-port={shape.engine_port}",
             "--kv-connector=nixlv2",
+            # The gateway and the endpoint picker reach it over plain HTTP.
             "--secure-proxy=false",
         ],
         "image": ROUTING_SIDECAR_IMAGE,
         "name": ROUTING_SIDECAR,
         "ports": [{"containerPort": ENGINE_PORT, "protocol": "TCP"}],
+        # The sidecar answers /health itself; the engine behind it has its own probe.
+        "readinessProbe": {
+            "httpGet": {"path": HEALTH_PATH, "port": ENGINE_PORT},
+            "periodSeconds": 10,
+            "timeoutSeconds": 5,
+        },
     }
 
 

@@ -2,10 +2,21 @@
 
 An HTTPRoute on the cluster's Gateway (``modelplane/modelplane-system`` unless the
 InferenceCluster names another) matches ``/<namespace>/<replica>/`` and rewrites it to
-``/`` before the engines. A Unified replica's route goes to its engines' Services; a
-PrefillDecode replica's route goes to an InferencePool whose llm-d endpoint picker
-sends every request to a prefill pod first and then to a decode pod, whose routing
-sidecar pulls the KV cache from the prefill pod over NIXL.
+``/`` before the engines. It always targets the replica's InferencePool: the serving
+pods of all its engines (every copy, and the leader of every gang), in front of which
+llm-d's endpoint picker chooses a pod per request.
+
+- **Unified** (the default): the picker scores the pods by prefix-cache affinity and
+  queue depth and picks the best, so a replica of several pods is balanced by what
+  each has cached and how busy it is.
+- **PrefillDecode**: the picker first picks a decode pod, then, when the prompt's
+  uncached part is long, a prefill pod as well (a prefix-based decider); the decode
+  pod's disaggregation sidecar runs the prefill there and pulls the KV cache over NIXL.
+  A short or mostly cached prompt is served by the decode pod alone.
+
+The pool fails open: while its picker is unreachable the gateway still forwards to a
+pod, so a picker restart does not take the replica down. The picker runs llm-d router
+v0.9.0 (the endpoint picker of the Gateway API Inference Extension v1.5 pools).
 """
 
 from __future__ import annotations
@@ -13,47 +24,79 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from modelplane.domain.workload import engines, names, pods
+from modelplane.domain.workload import names, pods
 from modelplane.domain.workload.engines import Manifest, Readiness
 from modelplane.domain.workload.spec import Replica, ServingMode, WorkloadCluster
 
 POOL_GROUP = "inference.networking.k8s.io"
-EPP_IMAGE = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.7.1"
-"""llm-d's endpoint picker; the plugin names in EPP_CONFIG are this release's."""
+POOL_FAILURE_MODE = "FailOpen"
+EPP_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+"""llm-d's endpoint picker; the plugin names in the configs below are this release's."""
 EPP_GRPC_PORT = 9002
 EPP_HEALTH_PORT = 9003
 EPP_METRICS_PORT = 9090
-EPP_CONFIG_FILE = "pd-config.yaml"
-EPP_CONFIG = """\
-apiVersion: inference.networking.x-k8s.io/v1alpha1
+EPP_CONFIG_FILE = "epp-config.yaml"
+PD_NON_CACHED_TOKENS = 256
+"""Disaggregate only when at least this many prompt tokens are not already cached on
+the chosen decode pod: below it, shipping the KV cache costs more than prefilling
+locally."""
+
+UNIFIED_CONFIG = """\
+apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
 plugins:
-- type: disagg-headers-handler
-- type: prefill-filter
-- type: decode-filter
+- type: prefix-cache-scorer
 - type: queue-scorer
 - type: max-score-picker
-- type: always-disagg-pd-decider
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: prefix-cache-scorer
+    weight: 3
+  - pluginRef: queue-scorer
+    weight: 2
+  - pluginRef: max-score-picker
+"""
+"""One profile: the pod that has most of the prompt cached, weighed against its queue."""
+
+PD_CONFIG = f"""\
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: prefill-filter
+- type: decode-filter
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: max-score-picker
+- type: prefix-based-pd-decider
+  parameters:
+    nonCachedTokens: {PD_NON_CACHED_TOKENS}
 - type: disagg-profile-handler
   parameters:
     deciders:
-      prefill: always-disagg-pd-decider
+      prefill: prefix-based-pd-decider
 schedulingProfiles:
 - name: prefill
   plugins:
   - pluginRef: prefill-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
   - pluginRef: queue-scorer
     weight: 1
   - pluginRef: max-score-picker
 - name: decode
   plugins:
   - pluginRef: decode-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
   - pluginRef: queue-scorer
     weight: 1
   - pluginRef: max-score-picker
 """
-"""Every request is disaggregated: the prefill profile picks a prefill pod, the decode
-profile a decode pod, each the least queued (``llm-d.ai/role`` tells them apart)."""
+"""A decode pod always, a prefill pod only when the decider says the uncached prompt is
+long; each profile keeps to its role (``llm-d.ai/role``), then weighs cache against queue.
+The disaggregation profile handler sets the headers the decode pod's sidecar reads."""
 
 
 def path_prefix(replica: Replica) -> str:
@@ -100,25 +143,25 @@ def route(replica: Replica, cluster: WorkloadCluster) -> Manifest:
 
 
 def _backends(replica: Replica) -> list[dict[str, Any]]:
-    if replica.serving_mode is ServingMode.PREFILL_DECODE:
-        return [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool_name(replica)}]
-    return [
-        {"name": engines.service_name(replica, engine), "port": engines.SERVICE_PORT}
-        for engine in replica.engines
-    ]
+    return [{"group": POOL_GROUP, "kind": "InferencePool", "name": pool_name(replica)}]
 
 
 def pool_name(replica: Replica) -> str:
-    """Name the PrefillDecode replica's InferencePool."""
+    """Name the replica's InferencePool."""
     return names.fit(replica.name)
 
 
-def prefill_decode(replica: Replica) -> list[Manifest]:
-    """Return llm-d's routing layer for a PrefillDecode replica.
+def config(replica: Replica) -> str:
+    """Return the endpoint picker's configuration for the replica's serving mode."""
+    return PD_CONFIG if replica.serving_mode is ServingMode.PREFILL_DECODE else UNIFIED_CONFIG
 
-    An InferencePool of the replica's serving pods (prefill and decode alike), its
-    endpoint picker (a Deployment with its config, service account and the RBAC to
-    read pods and pools, behind a Service).
+
+def endpoint_picker(replica: Replica) -> list[Manifest]:
+    """Return llm-d's routing layer in front of the replica's serving pods.
+
+    An InferencePool of the replica's serving pods (every engine's; prefill and decode
+    alike), its endpoint picker (a Deployment with its config, service account and the
+    RBAC to read pods and pools, behind a Service).
     """
     epp = names.endpoint_picker(replica)
     return [
@@ -150,21 +193,21 @@ def _pool(replica: Replica, epp: str) -> dict[str, Any]:
         **_object(replica, f"{POOL_GROUP}/v1", "InferencePool", pool_name(replica)),
         "spec": {
             "endpointPickerRef": {
-                "failureMode": "FailClose",
+                "failureMode": POOL_FAILURE_MODE,
                 "group": "",
                 "kind": "Service",
                 "name": epp,
                 "port": {"number": EPP_GRPC_PORT},
             },
             "selector": {"matchLabels": dict(sorted(selector.items()))},
-            # Prefill engines serve here, and so does the routing sidecar of decode pods.
+            # Every engine serves here; on a decode pod it is the sidecar in front of it.
             "targetPorts": [{"number": pods.ENGINE_PORT}],
         },
     }
 
 
 def _epp_config(replica: Replica, epp: str) -> dict[str, Any]:
-    return {**_object(replica, "v1", "ConfigMap", epp), "data": {EPP_CONFIG_FILE: EPP_CONFIG}}
+    return {**_object(replica, "v1", "ConfigMap", epp), "data": {EPP_CONFIG_FILE: config(replica)}}
 
 
 def _epp_role(replica: Replica, epp: str) -> dict[str, Any]:
@@ -236,8 +279,6 @@ def _epp_args(replica: Replica) -> list[str]:
         f"--config-file=/config/{EPP_CONFIG_FILE}",
         f"--grpc-port={EPP_GRPC_PORT}",
         f"--grpc-health-port={EPP_HEALTH_PORT}",
-        # vLLM renamed its KV-cache usage gauge; the picker's default is the old name.
-        "--kv-cache-usage-percentage-metric=vllm:kv_cache_usage_perc",
         "--metrics-endpoint-auth=false",
         "--zap-encoder=json",
     ]
