@@ -35,7 +35,7 @@ COLUMNS = {
     "ModelReplica": {"CLUSTER": ".spec.clusterName"},
     "ModelService": {"ADDRESS": ".status.address"},
     "ModelEndpoint": {"URL": ".spec.url"},
-    "ModelCache": {"SOURCE": ".spec.huggingFace.repo", "READY": ".status.summary.ready"},
+    "ModelCache": {"SOURCE": ".spec.huggingFace.repo", "STAGED": ".status.summary.ready"},
     "InferenceCluster": {"SOURCE": ".spec.cluster.source", "GATEWAY": ".status.gateway.address"},
     "InferenceGateway": {"BACKEND": ".spec.backend", "ADDRESS": ".status.address"},
 }

@@ -212,7 +212,6 @@ CASES = [
     ("ModelDeployment", _deployment, "semver fails at evaluation", _selector('semver("1.2") == semver("1.2.0")')),
     ("ModelDeployment", _deployment, "count no pool has", _set("spec.template.spec.engines.0.members.0.nodeSelector.devices.0.count", 100)),
     ("ModelDeployment", _deployment, "clusterSelector matches nothing", _set("spec.template.spec.clusterSelector", {"matchLabels": {"tier": "none"}})),
-    ("ModelDeployment", _deployment, "no cluster answers", _remove("InferenceCluster")),
     ("ModelDeployment", _deployment, "cluster pools gone", _store_status("InferenceCluster", "gpuPools")),
     ("ModelDeployment", _deployment, "cluster gateway flaps", _store_status("InferenceCluster", "gateway")),
     ("ModelDeployment", _deployment, "every replica flaps", _unready()),
@@ -299,3 +298,14 @@ def test_a_deployment_edit_no_pool_fits_keeps_every_running_replica() -> None:
     assert scheduled[0] == "False"
     assert "keeping" in scheduled[2]
     assert "running until replacements are Ready" in scheduled[2]
+
+
+def test_a_deleted_cluster_takes_its_replicas_with_it() -> None:
+    # The docs' rule, not a wait: replicas on a deleted cluster stop being emitted.
+    xr, store, observed = _settled(_deployment())
+    _remove("InferenceCluster")(xr, store, observed)
+    rsp = loop.reconcile(xr, store, observed)
+    assert loop.desired(rsp) == {}
+    assert conditions(rsp)["ReplicasScheduled"][:2] == ("False", "NoClusters")
+    warned = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert any("its cluster no longer exists" in m for m in warned)

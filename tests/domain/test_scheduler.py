@@ -381,7 +381,6 @@ def test_retain(target: object, dropped: type | None) -> None:
         pytest.param(
             cluster("a", pool("gpu", 1, gpu("10Gi"))), PoolNoLongerFits, id="pool-no-longer-fits"
         ),
-        pytest.param(cluster("b", pool("gpu", 1)), ClusterGone, id="cluster-gone"),
     ],
 )
 def test_a_replica_that_must_move_keeps_running_while_nothing_replaces_it(
@@ -449,15 +448,21 @@ def test_grown_copies_with_room_stay_in_place() -> None:
 
 
 def test_deleted_cluster_replaced_elsewhere() -> None:
+    # The docs: a deleted cluster's replicas stop being emitted, at once.
     placement = run(wants("20Gi"), fleet(cluster("b", pool("gpu", 1)), replicas=[_mine("a")]))
-    assert [type(m.reason) for m in placement.moving] == [ClusterGone]
+    assert [type(d.reason) for d in placement.dropped] == [ClusterGone]
+    assert placement.moving == ()
     assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("b", 0, True)]
-    ready = run(
-        wants("20Gi"),
-        fleet(cluster("b", pool("gpu", 1)), replicas=[_mine("a"), _mine("b")]),
-        ready=["qwen-b-0"],
-    )
-    assert [type(d.reason) for d in ready.dropped] == [ClusterGone]
+
+
+def test_a_cluster_the_selector_no_longer_returns_is_a_move() -> None:
+    # With a clusterSelector, a cluster missing from the answer may only be deselected.
+    dep = wants("40Gi", selector={"modelplane.ai/region": "us-west"})
+    placement = run(dep, fleet(replicas=[_mine("east")]), ready=["qwen-east-0"])
+    assert placement.dropped == ()
+    assert [(m.cluster, m.reason) for m in placement.moving] == [
+        ("east", ClusterGone(selecting=True))
+    ]
 
 
 def test_edited_cluster_selector_moves_replicas() -> None:

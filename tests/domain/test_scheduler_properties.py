@@ -24,7 +24,12 @@ from modelplane.domain.scheduling.fleet import (
     Pool,
     PoolDevice,
 )
-from modelplane.domain.scheduling.placement import MOVE_REASONS, Placement, ScaledDown
+from modelplane.domain.scheduling.placement import (
+    MOVE_REASONS,
+    ClusterGone,
+    Placement,
+    ScaledDown,
+)
 from modelplane.domain.taints import Taint, Toleration, untolerated
 
 from tests.domain.scheduler_kit import (
@@ -196,7 +201,8 @@ def test_retained_replicas_never_move(scenario: tuple[Deployment, Fleet]) -> Non
         # Nothing is Ready in these scenarios: a replica that must move goes only when
         # as many moving replicas as spec.replicas already keep running.
         reason = next((d.reason for d in placement.dropped if (d.cluster, d.index) == key), None)
-        if isinstance(reason, MOVE_REASONS):
+        deleted = isinstance(reason, ClusterGone) and not reason.selecting
+        if isinstance(reason, MOVE_REASONS) and not deleted:
             assert len(placement.moving) >= max(dep.replicas, 0), f"{key} dropped early"
         if key in placed:
             assert placed[key].new is False

@@ -194,6 +194,7 @@ class _Run:
         self.cache = cache
         self.hold = hold
         self.clusters = _by_name(fleet.clusters)
+        self.complete = fleet.complete
         self.selector = dict(deployment.cluster_selector)
         self.fitter = PoolFitter(deployment.engines, selectors.matches)
         self.ledger = Ledger(self.clusters.values())
@@ -290,7 +291,7 @@ class _Run:
         """Check one existing replica: the engines it keeps, kept as is, or why it goes."""
         cluster = self.clusters.get(replica.cluster)
         if cluster is None:
-            return ClusterGone(selecting=bool(self.selector))
+            return ClusterGone(selecting=bool(self.selector) or not self.complete)
         deselected = self._not_selected(cluster)
         if deselected is not None:
             return ClusterDeselected(deselected)
@@ -534,8 +535,15 @@ class _Run:
         return next((r.name for r, _ in self.moving if (r.cluster, r.index) == key), None)
 
     def _leave(self, replica: ExistingReplica, reason: DropReason) -> None:
-        """An existing replica is no longer placed as it is: move it, or drop it at once."""
-        if isinstance(reason, MOVE_REASONS):
+        """An existing replica is no longer placed as it is: move it, or drop it at once.
+
+        A cluster that no longer exists takes its replicas with it (the docs: they stop
+        being emitted and Crossplane collects them); one that a clusterSelector may only
+        have left out is a move.
+        """
+        if isinstance(reason, ClusterGone) and not reason.selecting:
+            self._drop(replica, reason)
+        elif isinstance(reason, MOVE_REASONS):
             self._move(replica, reason)
         else:
             self._drop(replica, reason)

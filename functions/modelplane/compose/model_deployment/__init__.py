@@ -127,6 +127,10 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     planned = plan(deployment, cache, _required(req, CLUSTERS), _required(req, REPLICAS))
     ready = observed_ready(req) | planned.state.ready
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
+    if not composed:
+        # The scheduler keeps whatever must keep running; nothing placed is its
+        # decision (scaled to zero, every cluster deleted), not a failure to compose.
+        kit.release_all()
     compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready)
     report(rsp, deployment, planned.placement, cache, composed, ready)
     for message in fleet.warnings(planned.state, cache):

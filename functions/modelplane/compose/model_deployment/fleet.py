@@ -644,8 +644,10 @@ def read_fleet(
     """
     by_name: dict[str, FleetCluster] = {}
     skipped: list[str] = []
+    complete = True
     for obj in clusters:
         cluster, problem = _clusters(obj)
+        complete &= cluster is not None  # a cluster read without a name may still exist
         if problem is not None:
             kept = "it keeps what runs on it and gets nothing new" if cluster else "skipped"
             skipped.append(f"{problem.what}: {problem.problem} ({kept})")
@@ -676,7 +678,7 @@ def read_fleet(
                 if is_ready(obj.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
-    state.fleet = Fleet(tuple(by_name.values()), tuple(existing))
+    state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
     return state
 
 

@@ -160,7 +160,14 @@ class ExistingReplica:
 
 @dataclass(frozen=True)
 class Fleet:
-    """Every InferenceCluster and every ModelReplica the scheduler can see."""
+    """Every InferenceCluster and every ModelReplica the scheduler can see.
+
+    Attributes:
+        complete: False when some InferenceCluster could not be read at all, so a
+            cluster missing here may still exist: its replicas then move, make before
+            break, rather than go.
+    """
 
     clusters: tuple[FleetCluster, ...] = ()
     replicas: tuple[ExistingReplica, ...] = field(default_factory=tuple)
+    complete: bool = True

@@ -240,10 +240,11 @@ DropReason = (
     | Duplicate
 )
 
-# Reasons a replica must move because of an edit (or a cluster the scheduler no longer
-# sees): it keeps running, as it is, until replacements are Ready (make before break).
-# The others take it away at once: the user scaled down, a NoExecute taint evicts it
-# (the docs' rule: delete, then reschedule), or another replica holds its place.
+# Reasons a replica must move because of an edit (or a cluster a clusterSelector no
+# longer returns): it keeps running, as it is, until replacements are Ready (make before
+# break). The others take it away at once: the user scaled down, a NoExecute taint
+# evicts it (the docs' rule: delete, then reschedule), its cluster was deleted (the docs:
+# its replicas stop being emitted), or another replica holds its place.
 MOVE_REASONS = (
     ClusterGone,
     ClusterDeselected,

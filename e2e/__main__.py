@@ -1,0 +1,149 @@
+"""Run the e2e scenarios against the running control plane (tools/e2e/cluster.sh up).
+
+    python -m e2e                       every scenario, in order
+    python -m e2e getting-started scale only these (and what they need)
+    python -m e2e --list
+
+Prints each scenario as it runs and its checks as they pass, then one closing line,
+``N passed, N failed`` (``, N skipped`` when a scenario's prerequisite failed).
+Exits non-zero when any scenario failed or was skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+import traceback
+import urllib.request
+from pathlib import Path
+
+from e2e.kube import Kube
+from e2e.scenarios import SCENARIOS, Context, Scenario
+
+METRICS = "http://127.0.0.1:8080/metrics"  # Crossplane's, inside the stack's namespace
+
+
+def stack_rss_mib() -> float:
+    """Resident memory of every process in this network namespace (the whole stack)."""
+    mine = os.readlink("/proc/self/ns/net")
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{pid}/ns/net") != mine:
+                continue
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+class PeakMemory(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.peak = max(self.peak, stack_rss_mib())
+            self.stop.wait(2)
+
+
+def circuit_breaker_opens() -> dict[str, int]:
+    """How often Crossplane opened a controller's watch circuit breaker (its metrics)."""
+    try:
+        with urllib.request.urlopen(METRICS, timeout=5) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("circuit_breaker_opens_total{"):
+            labels, value = line.rsplit(" ", 1)
+            controller = labels.split('controller="', 1)[1].split('"', 1)[0]
+            if float(value):
+                out[controller.removeprefix("composite/")] = int(float(value))
+    return out
+
+
+def run(scenario: Scenario, ctx: Context) -> bool:
+    """Run one scenario; print and return whether it passed."""
+    t0 = time.monotonic()
+    try:
+        scenario.run(ctx)
+    except AssertionError as exc:
+        print(f"--- FAIL {scenario.name} ({time.monotonic() - t0:.0f}s): {exc}", flush=True)
+        return False
+    except Exception as exc:
+        print(f"--- FAIL {scenario.name} ({time.monotonic() - t0:.0f}s): {exc!r}")
+        traceback.print_exc(file=sys.stdout)
+        return False
+    print(f"--- PASS {scenario.name} ({time.monotonic() - t0:.0f}s)", flush=True)
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("only", nargs="*", help="scenario names (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the scenarios")
+    args = parser.parse_args()
+    if args.list:
+        for scenario in SCENARIOS:
+            print(f"{scenario.name}: {scenario.title}")
+        return 0
+    names = [s.name for s in SCENARIOS]
+    unknown = [n for n in args.only if n not in names]
+    if unknown:
+        parser.error(f"unknown scenarios {unknown}; known: {names}")
+    wanted = set(args.only or names)
+    for scenario in SCENARIOS:  # a scenario needs what it builds on
+        if scenario.name in wanted:
+            wanted.update(scenario.needs)
+
+    memory = PeakMemory()
+    memory.start()
+    ctx = Context(Kube(), Path(os.environ.get("E2E_STATE", "build/e2e")))
+    passed: list[str] = []
+    failed: list[str] = []
+    skipped: list[str] = []
+    started = time.monotonic()
+    for scenario in SCENARIOS:
+        if scenario.name not in wanted:
+            continue
+        print(f"\n=== {scenario.name}: {scenario.title}", flush=True)
+        missing = [n for n in scenario.needs if n not in passed]
+        if missing:
+            skipped.append(scenario.name)
+            print(f"--- SKIP {scenario.name}: needs {', '.join(missing)}, which did not pass")
+            continue
+        (passed if run(scenario, ctx) else failed).append(scenario.name)
+    memory.stop.set()
+    memory.peak = max(memory.peak, stack_rss_mib())
+    print(
+        f"\nscenarios took {time.monotonic() - started:.0f}s; "
+        f"peak resident memory of the stack {memory.peak:.0f} MiB"
+    )
+    breakers = circuit_breaker_opens()
+    if breakers:
+        print(f"Crossplane's watch circuit breaker opened: {breakers}")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    if skipped:
+        print(f"skipped: {', '.join(skipped)}")
+    line = f"{len(passed)} passed, {len(failed)} failed"
+    if skipped:
+        line += f", {len(skipped)} skipped"
+    print(line, flush=True)
+    return 1 if failed or skipped else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
