@@ -52,20 +52,13 @@ from modelplane import registry, server
 from modelplane.compose import _kit as kit
 
 from tests import inprocess as loop
+from tests import setups
 from tests.compose.test_model_deployment import other_replica
 from tests.inprocess import Doc, Observed, Store
 from tests.requests import request
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = "examples/getting-started/build-the-platform"
-FLEET_CLUSTER = "examples/getting-started/fleet/inference-cluster.yaml"
-REPLICA = "examples/replicas/qwen3-8b/model-replica.yaml"
-REPLICA_FLEET = "examples/replicas/qwen3-8b/fleet/inference-cluster.yaml"
-SERVICE = "examples/routing/model-service/model-service.yaml"
-SERVICE_FLEET = (
-    "examples/routing/model-service/fleet/inference-gateway.yaml",
-    "examples/routing/model-service/fleet/model-endpoints.yaml",
-)
 
 DEEP_LEVELS = 100
 """Past protobuf's default decoding limit (some 32 levels); far inside Kubernetes' 10,000."""
@@ -132,22 +125,20 @@ def _inference_cluster() -> Settled:
     return _settle(*_platform("eks"))
 
 
-def _gateway() -> Settled:
-    docs = loop.load("examples/getting-started/inference-gateway.yaml")
-    return _settle(loop.find(docs, "InferenceGateway"), Store())
+def _from(setup: Callable[[], setups.Setup]) -> Callable[[], Settled]:
+    """Settle one of the shared setups (``tests/setups.py``)."""
 
+    def settle() -> Settled:
+        built = setup()
+        return _settle(built.xr, built.store)
 
-def _cache() -> Settled:
-    cluster = loop.find(loop.load(REPLICA_FLEET), "InferenceCluster")
-    cluster["status"]["cache"] = {"storageClassName": "modelplane-rwx-efs"}
-    xr = loop.find(loop.load("examples/recipes/kimi-k2/model-cache.yaml"), "ModelCache")
-    return _settle(xr, Store([cluster]))
+    return settle
 
 
 def _deployment() -> Settled:
     """The getting-started deployment, its replicas Ready and another team's beside them."""
     xr = loop.find(loop.load("examples/getting-started/model-deployment.yaml"), "ModelDeployment")
-    cluster = loop.find(loop.load(FLEET_CLUSTER), "InferenceCluster")
+    cluster = loop.find(loop.load(setups.FLEET_CLUSTER), "InferenceCluster")
     cluster["status"]["gpuPools"][0]["nodes"] = 4  # room for theirs and ours
     pool = cluster["status"]["gpuPools"][0]["name"]
     store = Store([cluster, other_replica("theirs", cluster["metadata"]["name"], pool)])
@@ -156,32 +147,18 @@ def _deployment() -> Settled:
     return _settle(xr, store)
 
 
-def _replica() -> Settled:
-    xr = loop.find(loop.load(REPLICA), "ModelReplica")
-    return _settle(xr, Store(loop.load(REPLICA_FLEET)))
-
-
-def _endpoint() -> Settled:
-    return _settle(loop.find(loop.load(*SERVICE_FLEET), "ModelEndpoint"), Store())
-
-
-def _service() -> Settled:
-    xr = loop.find(loop.load(SERVICE), "ModelService")
-    return _settle(xr, Store(loop.load(*SERVICE_FLEET)))
-
-
 SETUPS: dict[str, Callable[[], Settled]] = {
     "AKSCluster": lambda: _composed("aks", "AKSCluster"),
     "EKSCluster": lambda: _composed("eks", "EKSCluster"),
     "GKECluster": lambda: _composed("gke", "GKECluster"),
     "InferenceClass": _inference_class,
     "InferenceCluster": _inference_cluster,
-    "InferenceGateway": _gateway,
-    "ModelCache": _cache,
+    "InferenceGateway": _from(setups.gateway),
+    "ModelCache": _from(setups.cache),
     "ModelDeployment": _deployment,
-    "ModelEndpoint": _endpoint,
-    "ModelReplica": _replica,
-    "ModelService": _service,
+    "ModelEndpoint": _from(setups.endpoint),
+    "ModelReplica": _from(setups.replica),
+    "ModelService": _from(setups.service),
     "NebiusCluster": lambda: _composed("nebius", "NebiusCluster"),
     "ServingStack": lambda: _composed("eks", "ServingStack"),
     "VultrCluster": lambda: _composed("vultr", "VultrCluster"),

@@ -17,16 +17,17 @@ import pytest
 from modelplane import registry
 
 from tests import inprocess as loop
+from tests import setups
 from tests.compose import test_waiting as cases
 from tests.requests import as_dict
 
 GOLDEN = Path(__file__).resolve().parents[1] / "testdata" / "golden"
 
-SETUPS: dict[str, Callable[[], cases.Setup]] = {}
+SETUPS: dict[str, Callable[[], setups.Setup]] = {}
 for _kind, _setup, _what, _edit in cases.CASES:
     SETUPS.setdefault(_kind, _setup)
-SETUPS["InferenceClass"] = lambda: cases.Setup(
-    loop.find(loop.load(*cases.GETTING_STARTED), "InferenceClass"), loop.Store()
+SETUPS["InferenceClass"] = lambda: setups.Setup(
+    loop.find(loop.load(*setups.GETTING_STARTED), "InferenceClass"), loop.Store()
 )
 
 

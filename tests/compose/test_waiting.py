@@ -11,112 +11,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.compose import _kit as kit
 
 from tests import inprocess as loop
+from tests import setups
 from tests.inprocess import Doc, Observed, Store
 from tests.requests import conditions
-
-GETTING_STARTED = ("examples/getting-started/platform.yaml",)
-FLEET_CLUSTER = "examples/getting-started/fleet/inference-cluster.yaml"
-REPLICA = "examples/replicas/qwen3-8b/model-replica.yaml"
-REPLICA_FLEET = "examples/replicas/qwen3-8b/fleet/inference-cluster.yaml"
-SERVICE = "examples/routing/model-service/model-service.yaml"
-SERVICE_FLEET = (
-    "examples/routing/model-service/fleet/inference-gateway.yaml",
-    "examples/routing/model-service/fleet/model-endpoints.yaml",
-)
-
-
-@dataclass(frozen=True)
-class Setup:
-    """A composite and the store its requirements are answered from."""
-
-    xr: Doc
-    store: Store
-
-
-def _replica() -> Setup:
-    return Setup(loop.find(loop.load(REPLICA), "ModelReplica"), Store(loop.load(REPLICA_FLEET)))
-
-
-def _cache() -> Setup:
-    cluster = loop.find(loop.load(REPLICA_FLEET), "InferenceCluster")
-    cluster["status"]["cache"] = {"storageClassName": "modelplane-rwx-efs"}
-    xr = loop.find(loop.load("examples/recipes/kimi-k2/model-cache.yaml"), "ModelCache")
-    return Setup(xr, Store([cluster]))
-
-
-def _stack() -> Setup:
-    xr = {
-        "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
-        "kind": "ServingStack",
-        "metadata": {"name": "eks-us-east", "namespace": "modelplane-system"},
-        "spec": {
-            "cloud": "EKS",
-            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "eks-us-east"},
-        },
-    }
-    return Setup(xr, Store())
-
-
-def _endpoint() -> Setup:
-    return Setup(loop.find(loop.load(*SERVICE_FLEET), "ModelEndpoint"), Store())
-
-
-def _inference_cluster(platform: str = GETTING_STARTED[0]) -> Setup:
-    docs = loop.load(platform)
-    return Setup(loop.find(docs, "InferenceCluster"), Store([loop.find(docs, "InferenceClass")]))
-
-
-def _cloud_cluster(platform: str) -> Setup:
-    """The cloud composite exactly as the InferenceCluster composes it."""
-    setup = _inference_cluster(platform)
-    composed = loop.desired(loop.reconcile(setup.xr, setup.store))["cluster"]
-    return Setup(composed, Store())
-
-
-NEBIUS_PLATFORM = "examples/getting-started/build-the-platform/nebius/platform.yaml"
-NEBIUS_CONFIG = {
-    "apiVersion": "nebius.m.upbound.io/v1beta1",
-    "kind": "ClusterProviderConfig",
-    "metadata": {"name": "default"},
-    "spec": {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {
-                "name": "nebius-credentials",
-                "namespace": "crossplane-system",
-                "key": "credentials.json",
-            },
-        },
-        "identity": {"type": "ServiceAccount"},
-    },
-}
-
-
-def _nebius_cluster() -> Setup:
-    """The NebiusCluster as the InferenceCluster composes it; its provider config exists."""
-    return Setup(_cloud_cluster(NEBIUS_PLATFORM).xr, Store([NEBIUS_CONFIG]))
-
-
-def _deployment() -> Setup:
-    xr = loop.find(loop.load("examples/getting-started/model-deployment.yaml"), "ModelDeployment")
-    return Setup(xr, Store(loop.load(FLEET_CLUSTER)))
-
-
-def _service() -> Setup:
-    return Setup(loop.find(loop.load(SERVICE), "ModelService"), Store(loop.load(*SERVICE_FLEET)))
-
-
-def _gateway() -> Setup:
-    docs = loop.load("examples/getting-started/inference-gateway.yaml")
-    return Setup(loop.find(docs, "InferenceGateway"), Store())
-
+from tests.setups import Setup
 
 Edit = Callable[[Doc, Store, Observed], None]
 
@@ -179,46 +83,46 @@ def _unready(*keys: str) -> Edit:
 
 CASES = [
     # ModelReplica: its cluster, its provider config, its spec.
-    ("ModelReplica", _replica, "cluster deleted", _empty_store),
-    ("ModelReplica", _replica, "provider config withdrawn", _store_status("InferenceCluster", "providerConfigRef")),
-    ("ModelReplica", _replica, "invalid spec", _set("spec.engines.0.members.0.role", "Boss")),
-    ("ModelReplica", _replica, "every Object flaps", _unready()),
+    ("ModelReplica", setups.replica, "cluster deleted", _empty_store),
+    ("ModelReplica", setups.replica, "provider config withdrawn", _store_status("InferenceCluster", "providerConfigRef")),
+    ("ModelReplica", setups.replica, "invalid spec", _set("spec.engines.0.members.0.role", "Boss")),
+    ("ModelReplica", setups.replica, "every Object flaps", _unready()),
     # ModelCache: its spec, its cluster's provider config and storage class.
-    ("ModelCache", _cache, "invalid spec", _set("spec.huggingFace", None)),
-    ("ModelCache", _cache, "cluster status flaps", _store_status("InferenceCluster", "providerConfigRef")),
-    ("ModelCache", _cache, "storage class flaps", _store_status("InferenceCluster", "cache")),
+    ("ModelCache", setups.cache, "invalid spec", _set("spec.huggingFace", None)),
+    ("ModelCache", setups.cache, "cluster status flaps", _store_status("InferenceCluster", "providerConfigRef")),
+    ("ModelCache", setups.cache, "storage class flaps", _store_status("InferenceCluster", "cache")),
     # ServingStack: its spec, its components.
-    ("ServingStack", _stack, "invalid spec", _set("spec.cloud", "Mars")),
-    ("ServingStack", _stack, "every component flaps", _unready()),
+    ("ServingStack", setups.stack, "invalid spec", _set("spec.cloud", "Mars")),
+    ("ServingStack", setups.stack, "every component flaps", _unready()),
     # ModelEndpoint: its URL.
-    ("ModelEndpoint", _endpoint, "invalid URL", _set("spec.url", "ftp://api.example.com/")),
+    ("ModelEndpoint", setups.endpoint, "invalid URL", _set("spec.url", "ftp://api.example.com/")),
     # InferenceCluster: its cloud cluster flaps, its class disappears.
-    ("InferenceCluster", _inference_cluster, "cloud cluster's kubeconfig gone", _observed_status("cluster", "kubeconfigSecretRef")),
-    ("InferenceCluster", _inference_cluster, "cloud cluster not Ready", _unready("cluster")),
-    ("InferenceCluster", _inference_cluster, "serving stack flaps", _observed_status("serving-stack", "gateway")),
-    ("InferenceCluster", _inference_cluster, "class deleted", _empty_store),
+    ("InferenceCluster", setups.inference_cluster, "cloud cluster's kubeconfig gone", _observed_status("cluster", "kubeconfigSecretRef")),
+    ("InferenceCluster", setups.inference_cluster, "cloud cluster not Ready", _unready("cluster")),
+    ("InferenceCluster", setups.inference_cluster, "serving stack flaps", _observed_status("serving-stack", "gateway")),
+    ("InferenceCluster", setups.inference_cluster, "class deleted", _empty_store),
     # The clouds: what they gate on flaps.
-    ("EKSCluster", lambda: _cloud_cluster(GETTING_STARTED[0]), "ClusterAuth not Ready", _unready("cluster-auth")),
-    ("EKSCluster", lambda: _cloud_cluster(GETTING_STARTED[0]), "file system id gone", _observed_status("efs", "atProvider", "id")),
-    ("GKECluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/gke/platform.yaml"), "account email gone", _observed_status("service-account", "atProvider", "email")),
-    ("GKECluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/gke/platform.yaml"), "cluster not Ready", _unready("cluster")),
-    ("VultrCluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/vultr/platform.yaml"), "cluster id gone", _observed_status("cluster", "atProvider", "id")),
-    ("AKSCluster", lambda: _cloud_cluster("examples/getting-started/build-the-platform/aks/platform.yaml"), "cluster not Ready", _unready("cluster")),
-    ("NebiusCluster", _nebius_cluster, "cluster not Ready", _unready("cluster")),
-    ("NebiusCluster", _nebius_cluster, "provider config deleted", _empty_store),
+    ("EKSCluster", lambda: setups.cloud_cluster(setups.GETTING_STARTED[0]), "ClusterAuth not Ready", _unready("cluster-auth")),
+    ("EKSCluster", lambda: setups.cloud_cluster(setups.GETTING_STARTED[0]), "file system id gone", _observed_status("efs", "atProvider", "id")),
+    ("GKECluster", lambda: setups.cloud_cluster("examples/getting-started/build-the-platform/gke/platform.yaml"), "account email gone", _observed_status("service-account", "atProvider", "email")),
+    ("GKECluster", lambda: setups.cloud_cluster("examples/getting-started/build-the-platform/gke/platform.yaml"), "cluster not Ready", _unready("cluster")),
+    ("VultrCluster", lambda: setups.cloud_cluster("examples/getting-started/build-the-platform/vultr/platform.yaml"), "cluster id gone", _observed_status("cluster", "atProvider", "id")),
+    ("AKSCluster", lambda: setups.cloud_cluster("examples/getting-started/build-the-platform/aks/platform.yaml"), "cluster not Ready", _unready("cluster")),
+    ("NebiusCluster", setups.nebius_cluster, "cluster not Ready", _unready("cluster")),
+    ("NebiusCluster", setups.nebius_cluster, "provider config deleted", _empty_store),
     # ModelDeployment: edits that cannot be satisfied, and a fleet that flaps.
-    ("ModelDeployment", _deployment, "selector does not compile", _selector("device.capacity[")),
-    ("ModelDeployment", _deployment, "selector fails at evaluation", _selector('device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1.5.5Gi")) >= 0')),
-    ("ModelDeployment", _deployment, "semver fails at evaluation", _selector('semver("1.2") == semver("1.2.0")')),
-    ("ModelDeployment", _deployment, "count no pool has", _set("spec.template.spec.engines.0.members.0.nodeSelector.devices.0.count", 100)),
-    ("ModelDeployment", _deployment, "clusterSelector matches nothing", _set("spec.template.spec.clusterSelector", {"matchLabels": {"tier": "none"}})),
-    ("ModelDeployment", _deployment, "cluster pools gone", _store_status("InferenceCluster", "gpuPools")),
-    ("ModelDeployment", _deployment, "cluster gateway flaps", _store_status("InferenceCluster", "gateway")),
-    ("ModelDeployment", _deployment, "every replica flaps", _unready()),
+    ("ModelDeployment", setups.deployment, "selector does not compile", _selector("device.capacity[")),
+    ("ModelDeployment", setups.deployment, "selector fails at evaluation", _selector('device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1.5.5Gi")) >= 0')),
+    ("ModelDeployment", setups.deployment, "semver fails at evaluation", _selector('semver("1.2") == semver("1.2.0")')),
+    ("ModelDeployment", setups.deployment, "count no pool has", _set("spec.template.spec.engines.0.members.0.nodeSelector.devices.0.count", 100)),
+    ("ModelDeployment", setups.deployment, "clusterSelector matches nothing", _set("spec.template.spec.clusterSelector", {"matchLabels": {"tier": "none"}})),
+    ("ModelDeployment", setups.deployment, "cluster pools gone", _store_status("InferenceCluster", "gpuPools")),
+    ("ModelDeployment", setups.deployment, "cluster gateway flaps", _store_status("InferenceCluster", "gateway")),
+    ("ModelDeployment", setups.deployment, "every replica flaps", _unready()),
     # ModelService: its gateway and endpoints flap.
-    ("ModelService", _service, "gateway address flaps", _store_status("InferenceGateway", "address")),
+    ("ModelService", setups.service, "gateway address flaps", _store_status("InferenceGateway", "address")),
     # InferenceGateway: its releases flap.
-    ("InferenceGateway", _gateway, "every step flaps", _unready()),
+    ("InferenceGateway", setups.gateway, "every step flaps", _unready()),
 ]  # fmt: skip
 
 
@@ -285,7 +189,7 @@ def test_a_composite_that_waits_says_why(kind: str, setup: Callable[[], Setup], 
 
 
 def test_a_deployment_edit_no_pool_fits_keeps_every_running_replica() -> None:
-    xr, store, observed = _settled(_deployment())
+    xr, store, observed = _settled(setups.deployment())
     running = sorted(k for k, o in observed.items() if o["kind"] == "ModelReplica")
     assert running
     _set("spec.template.spec.engines.0.members.0.nodeSelector.devices.0.count", 100)(
@@ -302,7 +206,7 @@ def test_a_deployment_edit_no_pool_fits_keeps_every_running_replica() -> None:
 
 def test_a_deleted_cluster_takes_its_replicas_with_it() -> None:
     # The docs' rule, not a wait: replicas on a deleted cluster stop being emitted.
-    xr, store, observed = _settled(_deployment())
+    xr, store, observed = _settled(setups.deployment())
     _remove("InferenceCluster")(xr, store, observed)
     rsp = loop.reconcile(xr, store, observed)
     assert loop.desired(rsp) == {}
