@@ -1,11 +1,15 @@
 """Differential fuzzing: random selectors through the Go oracle and Modelplane, compared.
 
-    .venv/bin/python -m tests.oracle.fuzz [SEED] [COUNT] [DEPTH]
+    .venv/bin/python -m tests.oracle.fuzz [SEED] [COUNT] [DEPTH] [NESTED]
 
 Random expressions mix every library the DRA environment has; most do not type-check,
-which exercises the checker as much as evaluation. Every difference in verdict class or
-static estimate is printed (runtime costs are left to ``compare.py``). Needs
-``bin/dra-oracle`` (``bash tests/oracle/build.sh``).
+which exercises the checker as much as evaluation. The atoms include the edge cases of
+issue 12: quantities with fractions, reserved words as fields, ``double()`` of Go-syntax
+strings, numeric literal forms, integer limits, NaN. A share NESTED (default 0.1) of the
+expressions is an atom wrapped in 40 to 250 random value-preserving layers (parentheses, calls,
+literals, selections, indexes, macros), around cel-go's nesting limits. Every
+difference in verdict class or static estimate is printed (runtime costs are left to
+``compare.py``). Needs ``bin/dra-oracle`` (``bash tests/oracle/build.sh``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,15 @@ ATOMS = [
     'ip("10.0.0.1")', 'cidr("10.0.0.0/8")', 'url("https://x.io/p?q=1")', 'quantity("1Gi")',
     'semver("1.2.3")', "dyn(1)", 'dyn("a")', "dyn([1])", "format.dns1123Label()", A,
     "device.attributes", "lists.range(3)",
+    # issue 12's classes
+    'quantity("750m")', 'quantity("1.5Gi")', 'quantity("-0.5")', 'quantity("3n")',
+    'quantity("12345678901234567890")', 'quantity("1e10001")', 'quantity("1e-10001")',
+    'device.capacity["gpu.nvidia.com"].half', 'device.capacity["gpu.nvidia.com"].milli',
+    f"{A}.namespace", f"{A}.if", f'{A}.?package.orValue("")', '{"var": 1}.var',
+    'double("1_000")', 'double("0x1p-2")', 'double("1e400")', 'double("nan")',
+    'double("-Inf")', "0x1F", "0x10u", "1e-5", "1.7976931348623157e308",
+    "-9223372036854775808", "9223372036854775807", "18446744073709551615u", "-1", "0.5",
+    ".device.driver", "[,]", "{,}",
 ]  # fmt: skip
 UNARY = [
     "size({})", "!{}", "-{}", "string({})", "int({})", "double({})", "type({})", "dyn({})",
@@ -45,22 +58,35 @@ UNARY = [
     "sets.contains({}, [1])", '{}.validate("a")', '{}.indexOf("a")', "{}.flatten()",
     "{}.slice(0, 1)", "cel.bind(z, {}, z)", "{}.optMap(x, x)", "{}.sortBy(x, x)",
     "{}.charAt(0)", '{}.containsIP("10.1.1.1")', "{}.getQuery()",
+    '{}.isLessThan(quantity("1.5"))', '{}.sub(quantity("0.5"))', "{}.asInteger()",
+    "uint({})", "{} % -1", "{}.asApproximateFloat()", "{}.sign()", "{}.namespace",
+    "{}.?if",
 ]  # fmt: skip
 BINARY = [
     "{} == {}", "{} != {}", "{} < {}", "{} + {}", "{} - {}", "{} * {}", "{} && {}",
     "{} || {}", "{} in {}", "{} ? {} : {}", "[{}, {}]", "{{{}: {}}}", "{}.compareTo({})",
     "sets.intersects({}, {})", "{}.isGreaterThan({})", "{}.or({})", "{}.orValue({})",
-    "{}.add({})",
+    "{}.add({})", "{} % {}", "{} / {}", "{}.isLessThan({})", "{}.sub({})", "{} > {}",
 ]  # fmt: skip
-DEVICE = {
+LAYERS = [
+    "({})", "dyn({})", "[{}][0]", '{{"k": {}}}.k', '{{"k": {}}}["k"]', "cel.bind(v, {}, v)",
+    "optional.of({}).value()", "[{}].map(x, x)[0]", '{{"k": {}}}.?k.value()',
+    "(true ? dyn({}) : dyn(0))",
+]  # fmt: skip
+DEVICE: dict[str, Any] = {
     "driver": "gpu.nvidia.com",
     "attributes": {
         "architecture": {"string": "Hopper"},
         "count": {"int": 8},
         "cudaComputeCapability": {"version": "9.0.0"},
         "mig": {"bool": False},
+        "namespace": {"string": "prod"},
     },
-    "capacity": {"memory": {"value": "80Gi"}},
+    "capacity": {
+        "memory": {"value": "80Gi"},
+        "half": {"value": "0.5"},
+        "milli": {"value": "750m"},
+    },
 }
 
 
@@ -73,20 +99,32 @@ def expression(rng: random.Random, depth: int) -> str:
     return template.format(*(expression(rng, depth - 1) for _ in range(template.count("{}"))))
 
 
-def cases(seed: int, count: int, depth: int) -> list[dict[str, Any]]:
+def nested(rng: random.Random, text: str) -> str:
+    """Wrap text in 40 to 250 random layers that keep its value."""
+    for _ in range(rng.randint(40, 250)):
+        text = rng.choice(LAYERS).format(text)
+    return text
+
+
+def cases(seed: int, count: int, depth: int, share_nested: float = 0.1) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     out = []
     for i in range(count):
         text = expression(rng, depth)
         if rng.random() < 0.5:
             text = f"({text}) == ({expression(rng, max(depth - 1, 0))})"
+        if rng.random() < share_nested:
+            atom = rng.choice(ATOMS)
+            text = f"{nested(rng, atom)} == {atom}"
         out.append({"id": f"fuzz-{seed}-{i}", "expression": text, "device": DEVICE})
     return out
 
 
 def main() -> None:
-    seed, count, depth = (int(a) for a in [*sys.argv[1:], "1", "2000", "3"][:3])
-    vectors = cases(seed, count, depth)
+    given = sys.argv[1:4]
+    seed, count, depth = (int(a) for a in [*given, *["1", "2000", "3"][len(given) :]])
+    share_nested = float(sys.argv[4]) if len(sys.argv) > 4 else 0.1
+    vectors = cases(seed, count, depth, share_nested)
     lines = "".join(json.dumps(v) + "\n" for v in vectors)
     oracle = str(ROOT / "bin" / "dra-oracle")
     output = subprocess.run([oracle], input=lines, capture_output=True, text=True, check=True)

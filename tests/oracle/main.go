@@ -7,9 +7,17 @@
 //	{"id": "b", "quantity": "40Gi", "other": "39Gi"}
 //	{"id": "c", "semver": "1.2.3", "other": "1.2.4"}
 //
-// A selector is checked the way the API server validates a ResourceClaim (at most
-// 10 KiB, an estimated cost within the budget) and then evaluated the way the
-// scheduler does (k8s.io/dynamic-resource-allocation/cel, runtime cost limit).
+// A selector takes the path it takes in a Kubernetes v1.35 cluster with the default
+// feature gates:
+//
+//  1. kube-apiserver validates a new ResourceClaim carrying it
+//     (k8s.io/kubernetes/pkg/apis/resource/validation.ValidateResourceClaim): at most
+//     10 KiB, compiled in the NewExpressions CEL environment of its compatibility version
+//     with the DRA device type its feature gates select, estimated cost within budget.
+//     Any error there is a compile_error; the estimate comes from the same compilation.
+//  2. The scheduler compiles it through its CEL cache (StoredExpressions environment, no
+//     cost estimate) and matches the device as its allocator does (driver, attributes,
+//     capacity), with the runtime cost limit.
 package main
 
 import (
@@ -19,12 +27,62 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/blang/semver/v4"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/environment"
+	apiservercompat "k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	basecompat "k8s.io/component-base/compatibility"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+	internalresource "k8s.io/kubernetes/pkg/apis/resource"
+	resourcevalidation "k8s.io/kubernetes/pkg/apis/resource/validation"
+	"k8s.io/kubernetes/pkg/features"
 )
+
+// kubernetesVersion is the Kubernetes minor version the oracle stands for: the binary
+// version of kube-apiserver and kube-scheduler, whose default feature gates apply.
+const kubernetesVersion = "1.35"
+
+// selectorPath is where ValidateResourceClaim reports errors about the selector.
+var selectorPath = field.NewPath("spec", "devices", "requests").Index(0).Child("exactly", "selectors").Index(0)
+
+// schedulerCache is the scheduler's compile cache (dynamicresources.New builds it so).
+var schedulerCache *dracel.Cache
+
+// draFeatures are the feature gates the DRA CEL compiler takes, as kube-apiserver's
+// validation and the scheduler read them from the default feature gate.
+func draFeatures() dracel.Features {
+	return dracel.Features{EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity)}
+}
+
+// checkVersion fails unless this binary behaves as kube-apiserver v1.35: effective
+// version 1.35, CEL compatibility version 1.34 (which picks the NewExpressions
+// environment), feature gates at their 1.35 defaults.
+func checkVersion() error {
+	effective := apiservercompat.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompat.DefaultKubeComponent)
+	if effective == nil {
+		return fmt.Errorf("no effective version registered for %s", basecompat.DefaultKubeComponent)
+	}
+	if got := effective.BinaryVersion(); fmt.Sprintf("%d.%d", got.Major(), got.Minor()) != kubernetesVersion {
+		return fmt.Errorf("binary version %s, want %s", got, kubernetesVersion)
+	}
+	if got := effective.EmulationVersion(); fmt.Sprintf("%d.%d", got.Major(), got.Minor()) != kubernetesVersion {
+		return fmt.Errorf("emulation version %s, want %s", got, kubernetesVersion)
+	}
+	compat := environment.DefaultCompatibilityVersion()
+	if want := effective.BinaryVersion().SubtractMinor(1); compat.Major() != want.Major() || compat.Minor() != want.Minor() {
+		return fmt.Errorf("CEL compatibility version %s, want %d.%d", compat, want.Major(), want.Minor())
+	}
+	if got := utilfeature.DefaultMutableFeatureGate.EmulationVersion(); fmt.Sprintf("%d.%d", got.Major(), got.Minor()) != kubernetesVersion {
+		return fmt.Errorf("feature gate emulation version %s, want %s", got, kubernetesVersion)
+	}
+	return nil
+}
 
 type attribute struct {
 	String  *string `json:"string,omitempty"`
@@ -69,6 +127,16 @@ type verdict struct {
 }
 
 func main() {
+	if err := checkVersion(); err != nil {
+		fmt.Fprintf(os.Stderr, "dra-oracle: not Kubernetes %s: %v\n", kubernetesVersion, err)
+		os.Exit(1)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-version" {
+		fmt.Printf("kubernetes %s, CEL compatibility %s, DRAConsumableCapacity %t\n",
+			kubernetesVersion, environment.DefaultCompatibilityVersion(), draFeatures().EnableConsumableCapacity)
+		return
+	}
+	schedulerCache = dracel.NewCache(10, draFeatures())
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<24)
 	out := bufio.NewWriter(os.Stdout)
@@ -116,19 +184,24 @@ func selector(id, expression string, dev device) (out verdict) {
 			out = verdict{ID: id, Verdict: "compile_error", Error: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
-	// The API server's validation of a CEL device selector (pkg/apis/resource/validation).
-	if len(expression) > resourceapi.CELSelectorExpressionMaxLength {
-		return verdict{ID: id, Verdict: "compile_error", Error: "too long"}
+
+	// 1. kube-apiserver: validate a ResourceClaim created with this selector.
+	if errs := validateClaim(expression); len(errs) > 0 {
+		out = verdict{ID: id, Verdict: "compile_error", Error: describe(errs)}
+		if errs[0].Type == field.ErrorTypeForbidden {
+			// Too complex: report the estimate the validation compared with the limit.
+			estimate := newExpression(expression).MaxCost
+			out.Cost = &estimate
+		}
+		return out
 	}
-	compiled := dracel.GetCompiler(dracel.Features{}).CompileCELExpression(expression, dracel.Options{})
+	estimate := newExpression(expression).MaxCost
+
+	// 2. kube-scheduler: its CEL cache, then the allocator's device match.
+	compiled := schedulerCache.GetOrCompile(expression)
 	if compiled.Error != nil {
-		return verdict{ID: id, Verdict: "compile_error", Error: compiled.Error.Detail}
+		return verdict{ID: id, Verdict: "runtime_error", Estimate: &estimate, Error: "scheduler: CEL compile error: " + compiled.Error.Detail}
 	}
-	if compiled.MaxCost > resourceapi.CELSelectorExpressionMaxCost {
-		estimate := compiled.MaxCost
-		return verdict{ID: id, Verdict: "compile_error", Cost: &estimate, Error: "too complex, exceeds cost limit"}
-	}
-	estimate := compiled.MaxCost
 	input, err := toDevice(dev)
 	if err != nil {
 		return verdict{ID: id, Verdict: "runtime_error", Estimate: &estimate, Error: err.Error()}
@@ -146,6 +219,55 @@ func selector(id, expression string, dev device) (out verdict) {
 	default:
 		return verdict{ID: id, Verdict: "no_match", Cost: cost, Estimate: &estimate}
 	}
+}
+
+// validateClaim runs kube-apiserver's validation of a new ResourceClaim whose one request
+// selects devices with expression, and returns the errors about that selector. Any other
+// error means the claim built here is wrong, which is the oracle's bug.
+func validateClaim(expression string) field.ErrorList {
+	claim := &internalresource.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: "default"},
+		Spec: internalresource.ResourceClaimSpec{Devices: internalresource.DeviceClaim{
+			Requests: []internalresource.DeviceRequest{{
+				Name: "gpu",
+				Exactly: &internalresource.ExactDeviceRequest{
+					DeviceClassName: "gpu.example.com",
+					AllocationMode:  internalresource.DeviceAllocationModeExactCount,
+					Count:           1,
+					Selectors: []internalresource.DeviceSelector{{
+						CEL: &internalresource.CELDeviceSelector{Expression: expression},
+					}},
+				},
+			}},
+		}},
+	}
+	var errs field.ErrorList
+	for _, err := range resourcevalidation.ValidateResourceClaim(claim) {
+		if !strings.HasPrefix(err.Field, selectorPath.String()) {
+			panic(fmt.Sprintf("oracle bug: the claim itself is invalid: %v", err))
+		}
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// newExpression compiles as ValidateResourceClaim does (NewExpressions environment,
+// feature gates, cost estimate): the source of the static estimate.
+func newExpression(expression string) dracel.CompilationResult {
+	envType := environment.NewExpressions
+	return dracel.GetCompiler(draFeatures()).CompileCELExpression(expression, dracel.Options{EnvType: &envType})
+}
+
+func describe(errs field.ErrorList) string {
+	parts := make([]string, 0, len(errs))
+	for _, err := range errs {
+		detail := err.Detail
+		if detail == "" {
+			detail = err.ErrorBody()
+		}
+		parts = append(parts, detail)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func toDevice(dev device) (dracel.Device, error) {

@@ -1,6 +1,6 @@
 """Write tests/oracle/vectors.jsonl: the cases both the Go oracle and Modelplane answer.
 
-Run ``.venv/bin/python tests/oracle/make_vectors.py`` after changing the cases (the random
+Run ``.venv/bin/python -m tests.oracle.make_vectors`` after changing the cases (the random
 RE2 cases assert Modelplane's own answers, so it needs the package), then regenerate the
 verdicts with the oracle (``bin/dra-oracle < vectors.jsonl > verdicts.jsonl``).
 """
@@ -12,6 +12,8 @@ import json
 import random
 from pathlib import Path
 from typing import Any
+
+from tests.oracle import edge_vectors
 
 HERE = Path(__file__).parent
 NV = "gpu.nvidia.com"
@@ -1251,6 +1253,22 @@ def cases() -> list[dict[str, Any]]:
                     "device": DEVICES["empty"]})  # fmt: skip
     for i, (a, b) in enumerate(VERSION_PAIRS):
         out.append({"id": f"semver-pair-{i}", "semver": a, "other": b})
+    out += edge_cases()
+    return out
+
+
+def edge_cases() -> list[dict[str, Any]]:
+    """The verdict classes of tests/oracle/edge_vectors.py."""
+    out: list[dict[str, Any]] = []
+    for group, expressions in edge_vectors.expressions().items():
+        for si, expression in enumerate(expressions):
+            out.append({"id": f"{group}-{si}", "expression": expression, "device": DEVICES["h100"]})
+    for si, (group, expression, device) in enumerate(edge_vectors.device_cases()):
+        out.append({"id": f"{group}-{si}", "expression": expression, "device": device})
+    for i, text in enumerate(edge_vectors.quantities()):
+        out.append({"id": f"qbig-quantity-{i}", "quantity": text})
+    for i, (a, b) in enumerate(edge_vectors.quantity_pairs()):
+        out.append({"id": f"qorder-pair-{i}", "quantity": a, "other": b})
     return out
 
 

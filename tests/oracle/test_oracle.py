@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from modelplane.domain.dra import cel
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -40,6 +41,18 @@ def test_committed_verdicts_match_a_fresh_oracle_run(oracle: Path) -> None:
         if _without_cost(c) != _without_cost(f)
     ]
     assert not changed, "oracle verdicts changed:\n" + "\n".join(changed[:20])
+
+
+def test_oracle_stands_for_the_kubernetes_our_engine_targets(oracle: Path) -> None:
+    """The Go side checks its own effective version and reads its gates from Kubernetes'
+    feature gate; ours are constants, which must say the same."""
+    shown = subprocess.run(
+        [str(oracle), "-version"], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.strip()
+    major, minor = cel.KUBERNETES_VERSION
+    gate = str(cel.FEATURE_GATES["DRAConsumableCapacity"]).lower()
+    want = f"kubernetes {major}.{minor}, CEL compatibility {major}.{minor - 1}, "
+    assert shown == want + f"DRAConsumableCapacity {gate}"
 
 
 def _without_cost(line: str) -> dict[str, object]:

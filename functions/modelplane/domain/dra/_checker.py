@@ -77,6 +77,11 @@ def _assign(subs: dict[str, t.Type], target: t.Type, source: t.Type) -> bool:
             return True
         if not _assign(subs, bound, source):
             return False
+        if equivalent(bound, source):
+            # An empty literal's or optional.none()'s type variable is bound by the other
+            # type, as cel-go binds fresh type variables (optional(T) and optional(bool)
+            # make optional(bool)).
+            bound, source = _specific(bound, source), _specific(source, bound)
         # cel-go keeps the more general of the two types (so int then dyn gives dyn).
         subs[target.name] = _most_general(source, bound)
         return True
@@ -196,6 +201,9 @@ class _Checker:
         raise CheckError(msg)
 
     def ident(self, name: str, scope: dict[str, t.Type]) -> t.Type:
+        # A name written '.x' is resolved from the root as 'x' (the parser drops the dot
+        # of identifiers, but cel.bind(.x, ...) reads back its variable '.x' this way).
+        name = name.removeprefix(".")
         if name in scope:
             return scope[name]
         if name in t.VARIABLES:
@@ -290,7 +298,24 @@ class _Checker:
         # are different types to cel-go, which then types the call as dyn.
         if len(results) > 1 and any(_has_free(r) for r in results):
             return t.DYN
+        if free and len(matches) == 1:
+            self.bind_free(expr, args, matches[0], member)
         return results[0] if all(r == results[0] for r in results) else t.DYN
+
+    def bind_free(
+        self, expr: ast.Call, args: list[t.Type], overload: t.Overload, member: bool
+    ) -> None:
+        """cel-go substitutes the final binding of every type variable into every node's
+        type when it is done, so ``optional.none()`` in ``c ? optional.of(true) :
+        optional.none()`` is an ``optional(bool)`` (its size estimate depends on that)."""
+        nodes = [expr.target, *expr.args] if member else list(expr.args)
+        subs: dict[str, t.Type] = {}
+        for param, arg in zip(overload.params, args, strict=True):
+            _assign(subs, param, arg)
+        for node, arg, param in zip(nodes, args, overload.params, strict=True):
+            bound = _substitute(subs, param)
+            if node is not None and _has_free(arg) and equivalent(arg, bound):
+                self.checked.types[node.id] = _specific(arg, bound)
 
     def elements(self, types: list[t.Type], optional: frozenset[int]) -> list[t.Type]:
         out = []
@@ -328,12 +353,24 @@ class _Checker:
 
     def list_literal(self, expr: ast.ListExpr, scope: dict[str, t.Type]) -> t.Type:
         types = [self.visit(e, scope) for e in expr.elements]
-        return t.list_of(self.join(self.elements(types, expr.optional)))
+        joined = self.join(self.elements(types, expr.optional))
+        self.bind_elements(expr.elements, types, joined, expr.optional)
+        return t.list_of(joined)
 
     def map_literal(self, expr: ast.MapExpr, scope: dict[str, t.Type]) -> t.Type:
         keys = [self.visit(k, scope) for k, _ in expr.entries]
         values = [self.visit(v, scope) for _, v in expr.entries]
-        return t.map_of(self.join(keys), self.join(self.elements(values, expr.optional)))
+        joined = self.join(self.elements(values, expr.optional))
+        self.bind_elements([v for _, v in expr.entries], values, joined, expr.optional)
+        return t.map_of(self.join(keys), joined)
+
+    def bind_elements(
+        self, nodes: list[ast.Expr], types: list[t.Type], joined: t.Type, optional: frozenset[int]
+    ) -> None:
+        """As :meth:`bind_free`, for the elements of a literal and their joined type."""
+        for index, (node, tp) in enumerate(zip(nodes, types, strict=True)):
+            if index not in optional and _has_free(tp) and equivalent(tp, joined):
+                self.checked.types[node.id] = _specific(tp, joined)
 
     def comprehension(self, expr: ast.Comprehension, scope: dict[str, t.Type]) -> t.Type:
         range_type = self.visit(expr.iter_range, scope)

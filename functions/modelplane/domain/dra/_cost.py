@@ -57,6 +57,7 @@ _ID = _Decl(32)
 _DOMAIN = _Decl(63)
 _INNER_ATTRIBUTES = _Decl(32, key=_ID, elem=_ATTRIBUTE)
 _INNER_CAPACITY = _Decl(32, key=_ID, elem=_Decl(0))
+# Kubernetes estimates with its newest device type whatever the feature gates say.
 _DEVICE = _Decl(
     0,
     fields={

@@ -39,6 +39,20 @@ class Frame:
             raise v.CostExceededError(msg)
 
 
+def _constructed(frame: Frame, build: Eval, cost: int) -> Any:
+    """Build a list or map literal: cel-go's observer charges for the constructor after it
+    ran, even when an element's error cut it short (but not past a cost panic)."""
+    try:
+        value = build(frame)
+    except (v.CostExceededError, v.PanicError):
+        raise
+    except EvalError:
+        frame.charge(cost)
+        raise
+    frame.charge(cost)
+    return value
+
+
 class PlanError(ValueError):
     """cel-go builds constants and regexes while planning; a failing one is a compile error."""
 
@@ -174,7 +188,13 @@ class _Planner:
 
         def run(frame: Frame) -> Any:
             value = container(frame)
-            k = key(frame)
+            try:
+                k = key(frame)
+            except (v.CostExceededError, v.PanicError):
+                raise
+            except EvalError:
+                frame.cost += 1  # cel-go still observes (and charges) the failed step
+                raise
             return _charged(frame, value, k, optional, field)
 
         return run
@@ -328,7 +348,7 @@ class _Planner:
             return lambda frame: value
         items = [(self.plan(e), i in expr.optional) for i, e in enumerate(expr.elements)]
 
-        def run(frame: Frame) -> Any:
+        def build(frame: Frame) -> Any:
             values = []
             for item, optional in items:
                 value = item(frame)
@@ -340,8 +360,10 @@ class _Planner:
                         continue
                     value = value.value
                 values.append(value)
-            frame.charge(10)
             return tuple(values)
+
+        def run(frame: Frame) -> Any:
+            return _constructed(frame, build, 10)
 
         return run
 
@@ -354,7 +376,7 @@ class _Planner:
             for i, (k, val) in enumerate(expr.entries)
         ]
 
-        def run(frame: Frame) -> Any:
+        def build(frame: Frame) -> Any:
             out: dict[Any, Any] = {}
             for key, val, optional in pairs:
                 k, value = _map_key(key(frame)), val(frame)
@@ -367,8 +389,10 @@ class _Planner:
                         continue
                     value = value.value
                 out[k] = value
-            frame.charge(30)
             return out
+
+        def run(frame: Frame) -> Any:
+            return _constructed(frame, build, 30)
 
         return run
 
@@ -496,7 +520,7 @@ class _Identity:
 def _map_key(key: Any) -> Any:
     if isinstance(key, (bytes, semver.Version, v.NamedFormat)):
         msg = f"runtime error: hash of unhashable type {v.type_name(key)}"
-        raise EvalError(msg)
+        raise v.PanicError(msg)
     try:
         hash(key)
     except TypeError:

@@ -14,9 +14,20 @@ from typing import Any
 
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
-from modelplane.domain.dra import _formats, _lists, _net, _regex, _strings, _time, _types
+from modelplane.domain.dra import (
+    _formats,
+    _lists,
+    _net,
+    _quantity,
+    _regex,
+    _strconv,
+    _strings,
+    _time,
+    _types,
+)
 from modelplane.domain.dra import _values as v
-from modelplane.domain.dra._values import EvalError, QuantityValue, Uint
+from modelplane.domain.dra._quantity import QuantityValue
+from modelplane.domain.dra._values import EvalError, Uint
 
 
 def add(a: Any, b: Any) -> Any:
@@ -67,6 +78,10 @@ def _int_op(op: str, a: int, b: int, unsigned: bool) -> int:
         return a * b
     if b == 0:
         raise EvalError("division by zero" if op == "/" else "modulus by zero")
+    if not unsigned and a == v.INT64_MIN and b == -1:
+        # Go's checked division and modulus both refuse the one overflowing pair.
+        msg = "integer overflow"
+        raise EvalError(msg)
     quotient = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
     if op == "/":
         return quotient
@@ -105,8 +120,7 @@ def _not_strictly_false(a: Any) -> Any:
 
 def _relation(test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
     def run(a: Any, b: Any) -> Any:
-        order = v.compare(a, b)
-        return False if order == 2 else test(order)
+        return test(v.compare(a, b))
 
     return run
 
@@ -214,7 +228,7 @@ def _to_uint(a: Any) -> Any:
             raise EvalError(msg)
         return Uint(a)
     if isinstance(a, float):
-        if math.isnan(a) or not -1 < a < 2.0**64:
+        if math.isnan(a) or not 0 <= a < 2.0**64:  # Go refuses -0.5 too
             msg = "range error"
             raise EvalError(msg)
         return Uint(int(a))
@@ -230,11 +244,9 @@ def _to_double(a: Any) -> Any:
         return float(a)
     if isinstance(a, str):
         try:
-            if "_" in a or a.strip() != a:
-                raise ValueError
-            return float(a)
-        except ValueError:
-            msg = f"cannot convert '{a}' to double"
+            return _strconv.parse_float(a)
+        except _strconv.ParseFloatError:
+            msg = "type conversion error from 'string' to 'double'"
             raise EvalError(msg) from None
     raise v.no_overload()
 
@@ -288,17 +300,17 @@ def _type(a: Any) -> Any:
     return v.TypeValue(v.type_name(a))
 
 
-def _quantity_arg(a: Any) -> qty.Quantity:
+def _quantity_arg(a: Any) -> QuantityValue:
     if not isinstance(a, QuantityValue):
         raise v.no_overload()
-    return a.quantity
+    return a
 
 
 def _to_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        return QuantityValue(qty.parse(a))
+        return QuantityValue(_quantity.parse(a))
     except qty.QuantityError as err:
         raise EvalError(str(err)) from None
 
@@ -307,14 +319,14 @@ def _is_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        qty.parse(a)
+        _quantity.parse(a)
     except qty.QuantityError:
         return False
     return True
 
 
 def _as_integer(a: Any) -> Any:
-    value = _quantity_arg(a).as_int64()
+    value = _quantity.as_int64(_quantity_arg(a).quantity)
     if value is None:
         msg = "cannot convert value to integer"
         raise EvalError(msg)
@@ -330,7 +342,10 @@ def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
             right = qty.from_int(b)
         else:
             raise v.no_overload()
-        return QuantityValue(left.add(right) if sign > 0 else left.sub(right), boxed=True)
+        try:
+            return left.plus(right, sign)
+        except _quantity.QuantityTooLargeError as err:
+            raise EvalError(str(err)) from None
 
     return run
 
@@ -338,7 +353,7 @@ def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
 def _ordered(test: Callable[[int], Any]) -> Callable[[Any, Any], Any]:
     def run(a: Any, b: Any) -> Any:
         if isinstance(a, QuantityValue) and isinstance(b, QuantityValue):
-            return test(a.quantity.compare(b.quantity))
+            return test(a.compare(b))
         if isinstance(a, semver.Version) and isinstance(b, semver.Version):
             return test(a.compare(b))
         raise v.no_overload()
@@ -488,10 +503,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # quantity and semver
     "quantity": _to_quantity,
     "isQuantity": _is_quantity,
-    "sign": lambda a: _quantity_arg(a).sign(),
-    "asApproximateFloat": lambda a: _quantity_arg(a).as_approximate_float(),
+    "sign": lambda a: _quantity_arg(a).quantity.sign(),
+    "asApproximateFloat": lambda a: _quantity_arg(a).quantity.as_approximate_float(),
     "asInteger": _as_integer,
-    "isInteger": lambda a: _quantity_arg(a).as_int64() is not None,
+    "isInteger": lambda a: _quantity.as_int64(_quantity_arg(a).quantity) is not None,
     "add": _quantity_math(1),
     "sub": _quantity_math(-1),
     "isGreaterThan": _ordered(lambda o: o == 1),

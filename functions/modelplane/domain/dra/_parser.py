@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
-from typing import ClassVar
 
 from modelplane.domain.dra import _ast as ast
 
@@ -33,11 +33,14 @@ _RESERVED = frozenset(
         "while",
     ]
 )
+_KEYWORDS = frozenset(["true", "false", "null", "in"])
+"""The words CEL's lexer makes tokens of their own (every other reserved word lexes as an
+identifier, which cel-go refuses only where it names a variable or a function)."""
 _TOKEN = re.compile(
     r"""
     (?P<ws>[ \t\r\n\f]+|//[^\n]*)
   | (?P<float>(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?))
-  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
+  | (?P<hex>0x[0-9a-fA-F]+[uU]?)
   | (?P<int>[0-9]+[uU]?)
   | (?P<string>[rR]?[bB]?[rR]?(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^\\"\n\r])*"|'(?:\\.|[^\\'\n\r])*'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
@@ -78,19 +81,49 @@ def _tokenize(text: str) -> list[_Token]:
     return tokens
 
 
+# cel-go's limit on nesting, which it enforces twice: on each rule of the ANTLR grammar
+# while parsing (how deep rules of one kind nest), then on the parse tree's operators,
+# selections, calls on a target and indexes (how many of them enclose each other).
+NESTING_LIMIT = 250
+_RULES = (
+    "start", "expr", "conditionalOr", "conditionalAnd", "relation", "calc", "unary",
+    "member", "primary", "exprList", "listInit", "mapInitializerList", "escapeIdent",
+    "optExpr", "literal",
+)  # fmt: skip
+(_START, _EXPR, _OR, _AND, _RELATION, _CALC, _UNARY, _MEMBER, _PRIMARY, _EXPR_LIST,
+ _LIST_INIT, _MAP_INIT, _ESCAPE_IDENT, _OPT_EXPR, _LITERAL) = range(len(_RULES))  # fmt: skip
+_RELATIONS = {
+    "==": "_==_", "!=": "_!=_", "<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "in": "@in",
+}  # fmt: skip
+_PRODUCTS = {"*": "_*_", "/": "_/_", "%": "_%_"}
+_SUMS = {"+": "_+_", "-": "_-_"}
+
+
 class Parser:
-    """Recursive descent over the token list; one instance per expression."""
+    """Recursive descent over the token list, one method per rule of cel-go's grammar
+    (CEL.g4), so that rule nesting is counted as cel-go's parser counts it; one instance
+    per expression."""
 
     def __init__(self, text: str) -> None:
         self.tokens = _tokenize(text)
         self.index = 0
         self.next_id = 0
-        self.depth = 0
+        self.rule_depth = [0] * len(_RULES)
+        self.height: dict[int, int] = {}
+        """Per node id: how many counted nodes (operators, selections, member calls,
+        indexes, conditionals) nest on the deepest path from it, itself included."""
+        self.dotted: set[int] = set()
+        """Identifiers written with a leading dot (``.device``)."""
 
     def parse(self) -> ast.Expr:
+        self.enter(_START)
         expr = self.expr()
         if self.peek().kind != "eof":
-            self.fail(f"mismatched input '{self.peek().text}'")
+            self.fail(f"mismatched input '{self.peek().text}' expecting <EOF>")
+        self.leave(_START)
+        if self.height.get(expr.id, 0) > NESTING_LIMIT:
+            msg = "max recursion depth exceeded"
+            raise ParseError(msg)
         return expr
 
     # -- tokens -------------------------------------------------------------------------
@@ -104,9 +137,12 @@ class Parser:
         self.index += 1
         return token
 
-    def accept(self, text: str) -> bool:
+    def at(self, text: str) -> bool:
         token = self.peek()
-        if token.kind in ("op", "ident") and token.text == text:
+        return token.kind in ("op", "ident") and token.text == text
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
             self.index += 1
             return True
         return False
@@ -123,57 +159,57 @@ class Parser:
         self.next_id += 1
         return self.next_id
 
+    # -- nesting ------------------------------------------------------------------------
+    def enter(self, rule: int) -> None:
+        """ANTLR entered a rule: cel-go's listener refuses the 251st of one kind."""
+        depth = self.rule_depth[rule] + 1
+        if depth > NESTING_LIMIT:
+            msg = f"expression recursion limit exceeded: {NESTING_LIMIT}"
+            raise ParseError(msg)
+        self.rule_depth[rule] = depth
+
+    def leave(self, rule: int) -> None:
+        self.rule_depth[rule] -= 1
+
+    def nested(self, node: ast.Expr, *children: ast.Expr | None, counted: bool = True) -> ast.Expr:
+        """Record the height of a new node above its children."""
+        below = max((self.height.get(c.id, 0) for c in children if c is not None), default=0)
+        height = below + 1 if counted else below
+        if height:
+            self.height[node.id] = height
+        return node
+
     # -- grammar ------------------------------------------------------------------------
     def expr(self) -> ast.Expr:
-        self.depth += 1
-        if self.depth > 250:
-            self.fail("expression recursion limit exceeded")
-        condition = self.binary(0)
+        """expr : conditionalOr ('?' conditionalOr ':' expr)?"""
+        self.enter(_EXPR)
+        condition = self.conditional_or()
         if self.accept("?"):
-            truthy = self.binary(0)
+            truthy = self.conditional_or()
             self.expect(":")
             falsy = self.expr()
-            condition = ast.Call(self.new_id(), "_?_:_", [condition, truthy, falsy])
-        self.depth -= 1
+            call = ast.Call(self.new_id(), "_?_:_", [condition, truthy, falsy])
+            condition = self.nested(call, condition, truthy, falsy)
+        self.leave(_EXPR)
         return condition
 
-    _LEVELS: tuple[tuple[str, ...], ...] = (
-        ("||",),
-        ("&&",),
-        ("==", "!=", "<", "<=", ">", ">=", "in"),
-        ("+", "-"),
-        ("*", "/", "%"),
-    )
-    _FUNCTIONS: ClassVar[dict[str, str]] = {
-        "||": "_||_", "&&": "_&&_", "==": "_==_", "!=": "_!=_", "<": "_<_", "<=": "_<=_",
-        ">": "_>_", ">=": "_>=_", "in": "@in", "+": "_+_", "-": "_-_", "*": "_*_",
-        "/": "_/_", "%": "_%_",
-    }  # fmt: skip
+    def conditional_or(self) -> ast.Expr:
+        """conditionalOr : conditionalAnd ('||' conditionalAnd)*"""
+        self.enter(_OR)
+        terms = [self.conditional_and()]
+        while self.accept("||"):
+            terms.append(self.conditional_and())
+        self.leave(_OR)
+        return self.balanced("_||_", terms)
 
-    def binary(self, level: int) -> ast.Expr:
-        if level == len(self._LEVELS):
-            return self.unary()
-        operators = self._LEVELS[level]
-        first = self.binary(level + 1)
-        token = self.peek()
-        if token.text not in operators or token.kind not in ("op", "ident"):
-            return first
-        terms = [first]
-        ops: list[str] = []
-        while True:
-            token = self.peek()
-            if token.kind in ("op", "ident") and token.text in operators:
-                self.take()
-                ops.append(token.text)
-                terms.append(self.binary(level + 1))
-            else:
-                break
-        if level <= 1 and ops:
-            return self.balanced(self._FUNCTIONS[ops[0]], terms)
-        left = terms[0]
-        for op, right in zip(ops, terms[1:], strict=True):
-            left = ast.Call(self.new_id(), self._FUNCTIONS[op], [left, right])
-        return left
+    def conditional_and(self) -> ast.Expr:
+        """conditionalAnd : relation ('&&' relation)*"""
+        self.enter(_AND)
+        terms = [self.relation(0)]
+        while self.accept("&&"):
+            terms.append(self.relation(0))
+        self.leave(_AND)
+        return self.balanced("_&&_", terms)
 
     def balanced(self, function: str, terms: list[ast.Expr]) -> ast.Expr:
         """cel-go builds ``a && b && c`` as a balanced tree of calls."""
@@ -182,9 +218,45 @@ class Parser:
         middle = len(terms) // 2
         left = self.balanced(function, terms[:middle])
         right = self.balanced(function, terms[middle:])
-        return ast.Call(self.new_id(), function, [left, right])
+        call = ast.Call(self.new_id(), function, [left, right])
+        return self.nested(call, left, right, counted=False)
+
+    def relation(self, precedence: int) -> ast.Expr:
+        """relation : calc | relation op relation (left-recursive: ANTLR loops)."""
+        self.enter(_RELATION)
+        left = self.calc(0)
+        while precedence <= 1:
+            token = self.peek()
+            if token.kind not in ("op", "ident") or token.text not in _RELATIONS:
+                break
+            self.take()
+            right = self.relation(2)
+            call = ast.Call(self.new_id(), _RELATIONS[token.text], [left, right])
+            left = self.nested(call, left, right)
+        self.leave(_RELATION)
+        return left
+
+    def calc(self, precedence: int) -> ast.Expr:
+        """calc : unary | calc ('*'|'/'|'%') calc | calc ('+'|'-') calc."""
+        self.enter(_CALC)
+        left = self.unary()
+        while True:
+            token = self.peek()
+            if token.kind == "op" and token.text in _PRODUCTS and precedence <= 2:
+                function, right_precedence = _PRODUCTS[token.text], 3
+            elif token.kind == "op" and token.text in _SUMS and precedence <= 1:
+                function, right_precedence = _SUMS[token.text], 2
+            else:
+                break
+            self.take()
+            right = self.calc(right_precedence)
+            left = self.nested(ast.Call(self.new_id(), function, [left, right]), left, right)
+        self.leave(_CALC)
+        return left
 
     def unary(self) -> ast.Expr:
+        """unary : member | '!'+ member | '-'+ member."""
+        self.enter(_UNARY)
         token = self.peek()
         if token.kind == "op" and token.text in "!-":
             count = 0
@@ -192,14 +264,23 @@ class Parser:
                 self.take()
                 count += 1
             if token.text == "-" and count == 1 and self.peek().kind in ("int", "float", "hex"):
-                return self.member(negate=True)
-            operand = self.member()
-            if count % 2 == 0:
-                return operand
-            return ast.Call(self.new_id(), "!_" if token.text == "!" else "-_", [operand])
-        return self.member()
+                # ANTLR prefers the first alternative: a literal with its sign.
+                result = self.member(negate=True)
+            else:
+                operand = self.member()
+                result = operand
+                if count % 2:
+                    call = ast.Call(self.new_id(), "!_" if token.text == "!" else "-_", [operand])
+                    result = self.nested(call, operand, counted=False)
+        else:
+            result = self.member()
+        self.leave(_UNARY)
+        return result
 
     def member(self, negate: bool = False) -> ast.Expr:
+        """member : primary | member '.' '?'? IDENT | member '.' IDENT '(' exprList? ')'
+        | member '[' '?'? expr ']'."""
+        self.enter(_MEMBER)
         expr = self.primary(negate)
         while True:
             if self.accept("."):
@@ -208,127 +289,183 @@ class Parser:
                 function = "_[?_]" if self.accept("?") else "_[_]"
                 index = self.expr()
                 self.expect("]")
-                expr = ast.Call(self.new_id(), function, [expr, index])
-            elif self.peek().text == "{" and self.peek().kind == "op" and _is_name(expr):
+                call = ast.Call(self.new_id(), function, [expr, index])
+                expr = self.nested(call, expr, index)
+            elif self.at("{") and self.peek().kind == "op" and _is_name(expr):
                 self.fail("message construction is not supported")
             else:
-                return expr
+                break
+        self.leave(_MEMBER)
+        return expr
 
     def selection(self, operand: ast.Expr) -> ast.Expr:
         optional = self.accept("?")
-        name = self.take()
-        if name.kind != "ident":
+        name = self.peek()
+        if name.kind != "ident" or name.text in _KEYWORDS:
+            # Words CEL reserves are still identifiers to its lexer, so they name fields
+            # and methods; only the lexer's own keywords cannot follow a dot.
             self.fail(f"no viable alternative at input '.{name.text}'")
-        if name.text in _RESERVED or name.text in ("true", "false", "null", "in"):
-            self.fail(f"reserved identifier: {name.text}")
+        if not optional and self.peek(1).text == "(" and self.peek(1).kind == "op":
+            self.take()
+            self.take()
+            args = self.expr_list(")")
+            return self.call(name.text, args, operand)
+        self.enter(_ESCAPE_IDENT)
+        self.take()
+        self.leave(_ESCAPE_IDENT)
         if optional:
             field = ast.Literal(self.new_id(), "string", name.text)
-            return ast.Call(self.new_id(), "_?._", [operand, field])
-        if self.accept("("):
-            return self.call(name.text, self.arguments(")"), operand)
-        return ast.Select(self.new_id(), operand, name.text)
+            return self.nested(ast.Call(self.new_id(), "_?._", [operand, field]), operand)
+        return self.nested(ast.Select(self.new_id(), operand, name.text), operand)
 
-    def arguments(self, close: str) -> list[ast.Expr]:
+    def expr_list(self, close: str) -> list[ast.Expr]:
+        """'(' exprList? ')' after the '(': exprList : expr (',' expr)*."""
         args: list[ast.Expr] = []
         if self.accept(close):
             return args
-        while True:
+        self.enter(_EXPR_LIST)
+        args.append(self.expr())
+        while self.accept(","):
             args.append(self.expr())
-            if self.accept(close):
-                return args
-            self.expect(",")
+        self.leave(_EXPR_LIST)
+        self.expect(close)
+        return args
 
     def primary(self, negate: bool) -> ast.Expr:
+        """primary : '.'? IDENT | '.'? IDENT '(' exprList? ')' | '(' expr ')'
+        | '[' listInit? ','? ']' | '{' mapInitializerList? ','? '}' | literal."""
+        self.enter(_PRIMARY)
         token = self.take()
+        result: ast.Expr
+        if token.kind in ("int", "hex", "float", "string") or (
+            token.kind == "ident" and token.text in ("true", "false", "null")
+        ):
+            self.enter(_LITERAL)
+            result = self.literal(token, negate)
+            self.leave(_LITERAL)
+        elif token.kind == "ident" and token.text != "in":
+            result = self.identifier(token)
+        elif (
+            token.text == "." and self.peek().kind == "ident" and self.peek().text not in _KEYWORDS
+        ):
+            result = self.identifier(self.take(), leading_dot=True)
+        elif token.text == "(":
+            result = self.expr()
+            self.expect(")")
+        elif token.text == "[":
+            result = self.list_literal()
+        elif token.text == "{":
+            result = self.map_literal()
+        else:
+            self.index -= 1
+            self.fail(f"mismatched input '{token.text or '<EOF>'}'")
+            raise AssertionError  # unreachable: fail raises
+        self.leave(_PRIMARY)
+        return result
+
+    def literal(self, token: _Token, negate: bool) -> ast.Expr:
         if token.kind in ("int", "hex", "float"):
             return self.number(token, negate)
         if token.kind == "string":
             return ast.Literal(self.new_id(), *_string_literal(token.text))
-        if token.kind == "ident":
-            return self.identifier(token)
-        if token.text == "." and self.peek().kind == "ident":
-            return self.identifier(self.take(), leading_dot=True)
-        if token.text == "(":
-            inner = self.expr()
-            self.expect(")")
-            return inner
-        if token.text == "[":
-            return self.list_literal()
-        if token.text == "{":
-            return self.map_literal()
-        self.index -= 1
-        self.fail(f"mismatched input '{token.text or '<EOF>'}'")
-        raise AssertionError  # unreachable: fail raises
+        if token.text == "null":
+            return ast.Literal(self.new_id(), "null", None)
+        return ast.Literal(self.new_id(), "bool", token.text == "true")
 
     def identifier(self, token: _Token, leading_dot: bool = False) -> ast.Expr:
         name = token.text
-        if name in ("true", "false"):
-            return ast.Literal(self.new_id(), "bool", name == "true")
-        if name == "null":
-            return ast.Literal(self.new_id(), "null", None)
-        if name in _RESERVED or name == "in":
+        if name in _RESERVED:
             self.index -= 1
             self.fail(f"reserved identifier: {name}")
-        if leading_dot:
-            self.index -= 1
-            self.fail("leading-dot names are not supported")
         if self.accept("("):
-            return self.call(name, self.arguments(")"), None)
-        return ast.Ident(self.new_id(), name)
+            args = self.expr_list(")")
+            if leading_dot:  # '.f(x)' names the function from the root: never a macro
+                call = ast.Call(self.new_id(), name, args)
+                return self.nested(call, *args, counted=False)
+            return self.call(name, args, None)
+        ident = ast.Ident(self.new_id(), name)
+        if leading_dot:
+            self.dotted.add(ident.id)
+        return ident
 
     def list_literal(self) -> ast.Expr:
+        """'[' listInit? ','? ']' after the '[': listInit : optExpr (',' optExpr)*."""
         elements: list[ast.Expr] = []
         optional: set[int] = set()
-        while not self.accept("]"):
-            if elements:
-                self.expect(",")
-                if self.accept("]"):
-                    break
-            if self.accept("?"):
-                optional.add(len(elements))
-            elements.append(self.expr())
-        return ast.ListExpr(self.new_id(), elements, frozenset(optional))
+        if not self.accept("]"):
+            if not self.at(","):
+                self.enter(_LIST_INIT)
+                while True:
+                    self.opt_expr(elements, optional)
+                    if not self.at(",") or self.peek(1).text == "]":
+                        break
+                    self.take()
+                self.leave(_LIST_INIT)
+            self.accept(",")
+            self.expect("]")
+        node = ast.ListExpr(self.new_id(), elements, frozenset(optional))
+        return self.nested(node, *elements, counted=False)
+
+    def opt_expr(self, into: list[ast.Expr], optional: set[int]) -> None:
+        """optExpr : '?'? expr"""
+        self.enter(_OPT_EXPR)
+        if self.accept("?"):
+            optional.add(len(into))
+        into.append(self.expr())
+        self.leave(_OPT_EXPR)
 
     def map_literal(self) -> ast.Expr:
-        entries: list[tuple[ast.Expr, ast.Expr]] = []
+        """'{' mapInitializerList? ','? '}' after the '{':
+        mapInitializerList : optExpr ':' expr (',' optExpr ':' expr)*."""
+        keys: list[ast.Expr] = []
+        values: list[ast.Expr] = []
         optional: set[int] = set()
-        while not self.accept("}"):
-            if entries:
-                self.expect(",")
-                if self.accept("}"):
-                    break
-            if self.accept("?"):
-                optional.add(len(entries))
-            key = self.expr()
-            self.expect(":")
-            entries.append((key, self.expr()))
-        return ast.MapExpr(self.new_id(), entries, frozenset(optional))
+        if not self.accept("}"):
+            if not self.at(","):
+                self.enter(_MAP_INIT)
+                while True:
+                    self.opt_expr(keys, optional)
+                    self.expect(":")
+                    values.append(self.expr())
+                    if not self.at(",") or self.peek(1).text == "}":
+                        break
+                    self.take()
+                self.leave(_MAP_INIT)
+            self.accept(",")
+            self.expect("}")
+        node = ast.MapExpr(self.new_id(), list(zip(keys, values, strict=True)), frozenset(optional))
+        return self.nested(node, *keys, *values, counted=False)
 
     def number(self, token: _Token, negate: bool) -> ast.Expr:
         text = token.text
         sign = -1 if negate else 1
         if token.kind == "float":
-            return ast.Literal(self.new_id(), "double", sign * float(text))
+            value = sign * float(text)
+            if math.isinf(value):  # Go's ParseFloat refuses what rounds past the largest double
+                self.fail("invalid double literal")
+            return ast.Literal(self.new_id(), "double", value)
         unsigned = text[-1] in "uU"
         digits = text[:-1] if unsigned else text
-        value = int(digits, 16) if token.kind == "hex" else int(digits)
+        value_int = int(digits, 16) if token.kind == "hex" else int(digits)
         if unsigned:
-            if negate or value > UINT64_MAX:
+            if negate or value_int > UINT64_MAX:
                 self.fail(f"invalid uint literal: {text}")
-            return ast.Literal(self.new_id(), "uint", value)
-        value *= sign
-        if not INT64_MIN <= value <= INT64_MAX:
+            return ast.Literal(self.new_id(), "uint", value_int)
+        value_int *= sign
+        if not INT64_MIN <= value_int <= INT64_MAX:
             self.fail(f"invalid int literal: {text}")
-        return ast.Literal(self.new_id(), "int", value)
+        return ast.Literal(self.new_id(), "int", value_int)
 
     # -- macros -------------------------------------------------------------------------
     def call(self, name: str, args: list[ast.Expr], target: ast.Expr | None) -> ast.Expr:
+        """A call, or the expansion of the macro it names; a call on a target counts."""
+        node: ast.Expr | None = None
         expander = _MACROS.get((name, len(args), target is not None))
         if expander is not None:
-            expanded = expander(self, target, args)
-            if expanded is not None:
-                return expanded
-        return ast.Call(self.new_id(), name, args, target)
+            node = expander(self, target, args)
+        if node is None:
+            node = ast.Call(self.new_id(), name, args, target)
+        return self.nested(node, target, *args, counted=target is not None)
 
     def ident(self, name: str) -> ast.Ident:
         return ast.Ident(self.new_id(), name)
@@ -350,7 +487,8 @@ def _var_name(parser: Parser, expr: ast.Expr) -> str:
         raise AssertionError
     if expr.name == ast.ACCUMULATOR:
         parser.fail("iteration variable overwrites accumulator variable")
-    return expr.name
+    # cel-go names the variable '.x' when written so; no reference can resolve to it.
+    return "." + expr.name if expr.id in parser.dotted else expr.name
 
 
 def _has(parser: Parser, target: ast.Expr | None, args: list[ast.Expr]) -> ast.Expr:
@@ -444,7 +582,7 @@ def _filter(parser: Parser, target: ast.Expr | None, args: list[ast.Expr]) -> as
 
 
 def _bind(parser: Parser, target: ast.Expr | None, args: list[ast.Expr]) -> ast.Expr | None:
-    if not (isinstance(target, ast.Ident) and target.name == "cel"):
+    if not (isinstance(target, ast.Ident) and target.name == "cel") or target.id in parser.dotted:
         return None
     if not isinstance(args[0], ast.Ident):
         parser.fail("cel.bind() variable names must be simple identifiers")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from modelplane.domain.dra._environment import FEATURE_GATES
+
 
 @dataclass(frozen=True)
 class Type:
@@ -69,10 +71,12 @@ def optional_of(t: Type) -> Type:
 
 DEVICE_FIELDS = {
     "driver": STRING,
-    "allowMultipleAllocations": BOOL,
     "attributes": map_of(STRING, map_of(STRING, ANY)),
     "capacity": map_of(STRING, map_of(STRING, QUANTITY)),
 }
+"""The fields of ``kubernetes.DRADevice`` (``deviceTypeV131``) a new selector may read."""
+if FEATURE_GATES["DRAConsumableCapacity"]:  # pragma: no cover - off by default in 1.35
+    DEVICE_FIELDS["allowMultipleAllocations"] = BOOL  # deviceTypeV134ConsumableCapacity
 VARIABLES = {"device": DEVICE}
 
 

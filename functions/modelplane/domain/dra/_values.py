@@ -6,8 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.domain import quantity as q
 from modelplane.domain import semver
+from modelplane.domain.dra import _quantity
+from modelplane.domain.dra._quantity import QuantityValue
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -22,20 +23,15 @@ class CostExceededError(EvalError):
     """The runtime cost budget ran out."""
 
 
+class PanicError(EvalError):
+    """Where Go panics mid-evaluation (cel-go recovers it as an error): nothing after
+    the panic, such as the cost of the enclosing literal, is charged."""
+
+
 class Uint(int):
     """A CEL ``uint`` (Python's int stays CEL's ``int``)."""
 
     __slots__ = ()
-
-
-@dataclass(frozen=True)
-class QuantityValue:
-    """A CEL ``kubernetes.Quantity``. ``boxed`` marks results of ``add``/``sub``, which
-    cel-go holds by pointer; Kubernetes' equality only accepts the unboxed form on the
-    right-hand side, and we keep that quirk."""
-
-    quantity: q.Quantity
-    boxed: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,7 +192,7 @@ def equal(left: Any, right: Any) -> Any:
     if isinstance(left, QuantityValue):
         if not isinstance(right, QuantityValue) or right.boxed:
             raise no_overload()
-        return left.quantity.compare(right.quantity) == 0
+        return _quantity.compare(left.quantity, right.quantity) == 0
     if isinstance(left, semver.Version):
         if not isinstance(right, semver.Version):
             raise no_overload()
@@ -320,7 +316,8 @@ def compare(left: Any, right: Any) -> int:
         if isinstance(left, float) or isinstance(right, float):
             lf, rf = float(left), float(right)
             if math.isnan(lf) or math.isnan(rf):
-                return 2  # NaN: every comparison is false
+                msg = "NaN values cannot be ordered"  # as cel-go's Compare says
+                raise EvalError(msg)
             if isinstance(left, float) and isinstance(right, float):
                 return (lf > rf) - (lf < rf)
             return _mixed_compare(left, right)

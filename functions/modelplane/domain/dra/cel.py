@@ -1,7 +1,9 @@
 """DRA device selectors: CEL compiled and evaluated as Kubernetes does.
 
-The surface is Kubernetes' DRA selector environment (k8s.io/dynamic-resource-allocation
-/cel at v0.35): ``device.driver``, ``device.attributes[domain].name``,
+Selectors compile as Kubernetes v1.35's API server compiles a new selector (the
+NewExpressions environment, default feature gates: see ``_environment``) and evaluate as
+its scheduler matches a device. The surface is Kubernetes' DRA selector environment
+(k8s.io/dynamic-resource-allocation/cel): ``device.driver``, ``device.attributes[domain].name``,
 ``device.capacity[domain].name``, CEL's standard operators, macros, timestamps and
 durations, and every library Kubernetes enables there (quantity, semver, regex, lists,
 sets, strings with ``format``, optional types, two-variable comprehensions, IP, CIDR, URL,
@@ -16,6 +18,7 @@ Verdict(matched=False, error=None, cost=7)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,15 +27,32 @@ from typing import Any
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
 from modelplane.domain.dra import _checker as checker
-from modelplane.domain.dra import _cost, _eval, _parser, _validate
+from modelplane.domain.dra import _cost, _eval, _parser, _quantity, _validate
 from modelplane.domain.dra import _values as values
+from modelplane.domain.dra._environment import FEATURE_GATES, KUBERNETES_VERSION
 from modelplane.domain.dra.device import Device
+
+__all__ = [
+    "COST_LIMIT",
+    "FEATURE_GATES",
+    "KUBERNETES_VERSION",
+    "MAX_EXPRESSION_BYTES",
+    "Selector",
+    "SelectorError",
+    "Verdict",
+    "clear_caches",
+    "compile_selector",
+    "matches",
+]
 
 MAX_EXPRESSION_BYTES = 10 * 1024
 """Kubernetes' ``CELSelectorExpressionMaxLength``."""
 COST_LIMIT = 1_000_000
 """Kubernetes' ``CELSelectorExpressionMaxCost``: static estimate and runtime budget."""
 _MEMO_LIMIT = 65_536
+_RECURSION_LIMIT = 10_000
+"""Python frames we allow: compiling a selector at cel-go's nesting limit (250 levels of
+parentheses, calls, lists, ...) takes about 2,500, and Kubernetes accepts those."""
 
 
 class SelectorError(ValueError):
@@ -88,6 +108,7 @@ class Selector:
         self._memo.clear()
 
     def _run(self, device: Device) -> Verdict:
+        _allow_deep_nesting()
         try:
             variables = {"device": _activation(device)}
         except ValueError as err:
@@ -121,6 +142,7 @@ def compile_selector(expression: str) -> Selector:
     if len(expression.encode()) > MAX_EXPRESSION_BYTES:
         reason = f"expression is longer than {MAX_EXPRESSION_BYTES} bytes"
         raise SelectorError(expression, reason)
+    _allow_deep_nesting()
     try:
         tree = _parser.parse(expression)
         checked = checker.check(tree, [_validate.validate])
@@ -153,6 +175,13 @@ def clear_caches() -> None:
     compile_selector.cache_clear()
 
 
+def _allow_deep_nesting() -> None:
+    """Raise Python's recursion limit (never lower it) to what the deepest selector
+    Kubernetes accepts needs; Python-to-Python calls use no C stack from CPython 3.11."""
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+
+
 def _require_boolean(checked: checker.Checked) -> None:
     result = checked.types[checked.root.id]
     if result.kind not in ("bool", "google.protobuf.Any"):
@@ -178,12 +207,13 @@ def _activation(device: Device) -> dict[str, Any]:
     for key, text in device.capacity:
         domain, _, name = key.partition("/")
         try:
-            capacity.setdefault(domain, {})[name] = values.QuantityValue(qty.parse(text))
+            capacity.setdefault(domain, {})[name] = _quantity.QuantityValue(_quantity.parse(text))
         except qty.QuantityError as err:
             msg = f"capacity {key}: {err}"
             raise ValueError(msg) from None
     return {
         "driver": device.driver,
+        # The scheduler's allocator (stable and incubating) leaves it unset: false.
         "allowMultipleAllocations": False,
         "attributes": _eval.DefaultMap(attributes),
         "capacity": _eval.DefaultMap(capacity),
