@@ -157,10 +157,10 @@ _KEPT_METADATA = ("name", "namespace", "generateName", "labels", "annotations")
 def unchanged(observed: Mapping[str, Any]) -> dict[str, Any]:
     """Return an observed composed resource as a desired one: as it is, less what the
     API server and its controllers own (status, uid, resourceVersion, managedFields,
-    owner references, finalizers)."""
-    meta = observed.get("metadata") or {}
-    kept = {k: meta[k] for k in _KEPT_METADATA if k in meta}
-    return {**{k: v for k, v in observed.items() if k != "status"}, "metadata": kept}
+    owner references, finalizers). The same rule :func:`hold` applies to Structs."""
+    struct = resource.dict_to_struct(dict(observed))
+    _strip_to_desired(struct)
+    return struct_to_dict(struct)
 
 
 def hold(
@@ -188,7 +188,12 @@ def _compose_unchanged(rsp: fnv1.RunFunctionResponse, key: str, found: structpb.
     desired = rsp.desired.resources[key]
     desired.Clear()
     desired.resource.CopyFrom(found)
-    fields = desired.resource.fields
+    _strip_to_desired(desired.resource)
+
+
+def _strip_to_desired(struct: structpb.Struct) -> None:
+    """Remove, in place, the status and the metadata the server and controllers own."""
+    fields = struct.fields
     if "status" in fields:
         del fields["status"]
     if "metadata" in fields and fields["metadata"].WhichOneof("kind") == "struct_value":
