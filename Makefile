@@ -24,43 +24,69 @@ help: ## List the targets.
 
 ORACLE  := $(BIN)/dra-oracle
 
+# Setup steps print one line each (tools/setup/step.sh); each tool's output goes to
+# build/logs/<step>.log, shown when the step fails. V=1 streams it as well.
+STEP := bash tools/setup/step.sh
+export STEP_LOG_DIR := $(CURDIR)/build/logs
+export V
+# One id per make invocation (kept by sub-makes): a step that ran in it is not "cached".
+ifndef STEP_RUN
+STEP_RUN := $(shell date +%s%N)
+endif
+export STEP_RUN
+
 # A stamp, not the interpreter: .venv/bin/python is a link to the system's.
 INSTALLED := $(VENV)/.installed
 
 $(INSTALLED): pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	@$(STEP) venv "virtualenv ($(VENV))" -- python3 -m venv $(VENV)
+	@$(STEP) pip "package + dev tools (pip)" -- bash -c \
+		"$(PY) -m pip install --upgrade pip && $(PY) -m pip install -e '.[dev]'"
 	@touch $@
 
+# Reports the virtualenv step when make found it up to date (prerequisite of setup, demo).
+.PHONY: installed
+installed: $(INSTALLED)
+	@$(STEP) --cached pip "virtualenv + package ($(VENV))"
+
 .PHONY: setup
-setup: $(INSTALLED) tools crossplane oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
+setup: installed tools crossplane oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
 
 $(CRANK): tools/crank/go.mod tools/crank/go.sum
 	@mkdir -p $(BIN)
-	cd tools/crank && GOBIN=$(BIN) go install tool
+	@$(STEP) crank "Crossplane CLI (crank)" -- bash -c "cd tools/crank && GOBIN=$(BIN) go install tool"
 	@touch $(CRANK)
 
 .PHONY: tools
 tools: $(CRANK) ## Build the Crossplane CLI (crank) from the Go module proxy into ./bin.
+	@$(STEP) --cached crank "Crossplane CLI (crank)"
 
 $(ORACLE): tests/oracle/go.mod tests/oracle/go.sum tests/oracle/main.go
-	bash tests/oracle/build.sh
+	@$(STEP) oracle "DRA CEL oracle (Go)" -- bash tests/oracle/build.sh
 
 .PHONY: oracle
 oracle: $(ORACLE) ## Build the Go CEL oracle (Kubernetes' own DRA selector code) into ./bin.
+	@$(STEP) --cached oracle "DRA CEL oracle (Go)"
 
 .PHONY: schemas
 schemas: ## Fetch the pinned CRDs and OpenAPI that composed objects are validated against.
-	bash tools/schemas/fetch.sh
+	@$(STEP) schemas "pinned schemas (CRDs, OpenAPI)" \
+		--cached-if "cat tools/schemas/*.txt | cmp -s - build/schemas/modules.txt" \
+		-- bash tools/schemas/fetch.sh
+
+# `make demo` prints the tree; the full YAML goes to DEMO_YAML.
+DEMO_YAML := build/demo/rendered.yaml
+FORMAT ?= yaml
 
 .PHONY: demo
-demo: $(INSTALLED) tools ## Render the getting-started fleet offline and show what it composes.
-	$(PY) -m modelplane.dev.render $(EXAMPLE)
+demo: installed tools ## Render the getting-started fleet offline and show what it composes.
+	@echo "  demo   rendering $(EXAMPLE) through Crossplane $(CROSSPLANE_VERSION)'s reconciler ..."
+	@echo
+	@$(PY) -m modelplane.dev.render --tree --yaml-file $(DEMO_YAML) $(EXAMPLE)
 
 .PHONY: render
-render: $(INSTALLED) tools ## Render an example offline: make render EXAMPLE=<dir or file>.
-	$(PY) -m modelplane.dev.render $(EXAMPLE)
+render: installed tools ## Render an example offline: make render EXAMPLE=<dir or file> [FORMAT=tree].
+	@$(PY) -m modelplane.dev.render --$(FORMAT) $(EXAMPLE)
 
 .PHONY: test
 test: setup ## Run the test suite.

@@ -31,6 +31,11 @@ conditions, ``Synced`` and ``Ready`` among them), then what it composed, then a
 ``kind: Event`` document per event the reconciler emitted (function results among them,
 as ``Pipeline step "<step>": <message>``); a ``# deleted:`` comment names each observed
 resource it garbage collected.
+
+``--tree`` prints a tree instead, in the style of ``crossplane beta trace``
+(:mod:`modelplane.dev.tree`): each composite of PATH with what it composes nested
+beneath it, readiness, and every condition that is not True. ``--yaml-file FILE`` also
+writes the YAML to FILE (``make demo`` shows the tree and keeps the YAML there).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import grpc
 import yaml
 
 from modelplane import registry
-from modelplane.dev import engine
+from modelplane.dev import engine, tree
 
 ROOT = Path(__file__).resolve().parents[3]
 CRANK = ROOT / "bin" / "crank"  # only for `crank beta validate` (modelplane.dev.schemas)
@@ -477,8 +482,7 @@ def _skipped(path: Path) -> list[str]:
     return sorted(kinds - set(registry.COMPOSERS))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Render each PATH and print the YAML the reconciler produced."""
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -490,8 +494,76 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also render the Modelplane composites the rendered ones compose, this many "
         "levels down (default 1: a ModelDeployment's ModelReplicas; 0: only PATH's)",
     )
-    args = parser.parse_args(argv)
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--yaml",
+        dest="format",
+        action="store_const",
+        const="yaml",
+        default="yaml",
+        help="print every rendered document as YAML (the default)",
+    )
+    shown.add_argument(
+        "--tree",
+        dest="format",
+        action="store_const",
+        const="tree",
+        help="print a tree like `crossplane beta trace`: each composite, what it composes, "
+        "readiness, and every condition that is not True",
+    )
+    parser.add_argument(
+        "--yaml-file",
+        type=Path,
+        metavar="FILE",
+        help="also write the YAML to FILE (with --tree: the tree on stdout, the YAML there)",
+    )
+    return parser.parse_args(argv)
+
+
+def yaml_text(path: Path, rendered: Iterable[Rendered]) -> str:
+    """Return the YAML of ``path``'s renders: per composite a ``# ----`` header, then its docs."""
+    out: list[str] = []
+    for one in rendered:
+        if one.output is None:
+            continue
+        origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
+        out.append(f"# ---- {describe(one.xr)} ({origin})\n")
+        out += [f"# deleted: {describe(gone)}\n" for gone in one.output.deleted]
+        out.append(yaml.safe_dump_all(one.docs, sort_keys=False))
+    return "".join(out)
+
+
+def tree_text(rendered: Sequence[Rendered]) -> str:
+    """Return the renders as a :mod:`modelplane.dev.tree`, then what each garbage collected."""
+    done = [one for one in rendered if one.output is not None]
+    deleted = [
+        f"deleted by {describe(one.xr)}: {describe(gone)}\n"
+        for one in done
+        for gone in (one.output.deleted if one.output else [])
+    ]
+    return tree.format_tree([one.docs for one in done]) + "".join(deleted)
+
+
+def _write_yaml(file: Path, text: str) -> bool:
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text)
+    except OSError as err:
+        print(f"render: cannot write --yaml-file {file}: {err}", file=sys.stderr)
+        return False
+    return True
+
+
+def _tree_footer(yaml_file: Path | None) -> str:
+    where = f"Every rendered document, as YAML: {yaml_file}\n" if yaml_file else ""
+    return f"\n{tree.LEGEND}{where}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Render each PATH and print the YAML the reconciler produced, or its tree."""
+    args = _arguments(argv)
     failed = False
+    yaml_out: list[str] = []
     for path in args.paths:
         if not path.exists():
             print(f"render: {path} does not exist", file=sys.stderr)
@@ -507,12 +579,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if one.error is not None or one.output is None:
                 print(f"render: {one.error}", file=sys.stderr)
                 failed = True
-                continue
-            origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
-            print(f"# ---- {describe(one.xr)} ({origin})")
-            for gone in one.output.deleted:
-                print(f"# deleted: {describe(gone)}")
-            print(yaml.safe_dump_all(one.docs, sort_keys=False), end="")
+        yaml_out.append(yaml_text(path, rendered))
+        print(yaml_out[-1] if args.format == "yaml" else tree_text(rendered), end="")
+    if args.yaml_file is not None and not _write_yaml(args.yaml_file, "".join(yaml_out)):
+        return 1
+    if args.format == "tree":
+        print(_tree_footer(args.yaml_file), end="")
     return 1 if failed else 0
 
 
