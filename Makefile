@@ -50,7 +50,7 @@ installed: $(INSTALLED)
 	@$(STEP) --cached pip "virtualenv + package ($(VENV))"
 
 .PHONY: setup
-setup: installed tools crossplane oracle schemas ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas.
+setup: installed tools crossplane oracle schemas chromium ## Install the package, build the Crossplane CLI and the CEL oracle, fetch schemas, install Chromium.
 
 $(CRANK): tools/crank/go.mod tools/crank/go.sum
 	@mkdir -p $(BIN)
@@ -83,6 +83,7 @@ demo: installed tools ## Render the getting-started fleet offline and show what 
 	@echo "  demo   rendering $(EXAMPLE) through Crossplane $(CROSSPLANE_VERSION)'s reconciler ..."
 	@echo
 	@$(PY) -m modelplane.dev.render --tree --yaml-file $(DEMO_YAML) $(EXAMPLE)
+	$(simulate_example)
 
 .PHONY: render
 render: installed tools ## Render an example offline: make render EXAMPLE=<dir or file> [FORMAT=tree].

@@ -29,6 +29,7 @@ from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import NotSelected, Placement
 from modelplane.models.modeldeployment import ModelDeployment
+from modelplane.simulate.command import simulate as simulate_command
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -251,6 +252,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
         "   ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
         for row in [header, *rows]
     ]
+
+
+# `modelplane simulate`: what-if planning over a timeline (modelplane.simulate).
+main.add_command(simulate_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,116 @@
+"""The ``modelplane simulate`` command: read a scenario, run it, print or report it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+import click
+import yaml
+
+from modelplane.simulate import engine, table
+from modelplane.simulate import scenario as sc
+from modelplane.simulate.results import Simulation
+
+# Progress shows on a terminal, or anywhere once a run has taken this long.
+PROGRESS_AFTER_SECONDS = 1.0
+
+
+@click.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["table", "json", "yaml"]),
+    default="table",
+    show_default=True,
+    help="How to print the run.",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write a self-contained HTML report (charts included) to this file.",
+)
+@click.option(
+    "--max-passes",
+    type=click.IntRange(1, 1000),
+    default=engine.DEFAULT_MAX_PASSES,
+    show_default=True,
+    help="Reconcile passes a step may take to settle before it is reported as not settling.",
+)
+def simulate(scenario: Path, output: str, report: Path | None, max_passes: int) -> None:
+    """Play a fleet's timeline through the scheduler and show where everything lands.
+
+    SCENARIO is a YAML file: a fleet (InferenceClasses, InferenceClusters, ModelDeployments,
+    ModelCaches, ModelReplicas) and a timeline of events (apply, delete, editDeployment,
+    taint, untaint, addPool, removePool, setPoolNodes, setClusterReady). Each step's
+    events are applied, then every deployment is reconciled, pass after pass, with the
+    ModelDeployment function's own code until nothing changes. See examples/simulate/.
+    """
+    try:
+        loaded = sc.load(scenario)
+        progress = _Progress(sys.stderr)
+        result = engine.simulate(loaded, max_passes=max_passes, progress=progress)
+        progress.done()
+    except sc.ScenarioError as exc:
+        raise click.ClickException(str(exc)) from None
+    if report is not None:
+        _write_report(result, report)
+    data = result.as_data()
+    if output == "json":
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(data, sort_keys=True), nl=False)
+    else:
+        click.echo(table.render(result), nl=False)
+    if report is not None:
+        click.echo(f"report written to {report}", err=True)
+    if not result.converged:
+        passes = table.plural(max_passes, "reconcile pass")
+        click.echo(f"warning: some steps did not settle within {passes}", err=True)
+
+
+def _write_report(result: Simulation, path: Path) -> None:
+    from modelplane.simulate import report  # noqa: PLC0415 - plotly loads only for a report
+
+    try:
+        page = report.render(result)
+    except report.ReportUnavailableError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page)
+    except OSError as exc:
+        msg = f"cannot write the report to {path}: {exc.strerror or exc}"
+        raise click.ClickException(msg) from None
+
+
+class _Progress:
+    """``step 3/7, pass 2`` on stderr: live on a terminal, else once a run takes a while."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._start = time.monotonic()
+        self._shown = False
+        self._last_step = -1
+
+    def __call__(self, step: int, total: int, pass_: int) -> None:
+        slow = time.monotonic() - self._start > PROGRESS_AFTER_SECONDS
+        if self._tty:
+            self._stream.write(f"\rsimulating: step {step + 1}/{total}, pass {pass_}   ")
+            self._stream.flush()
+            self._shown = True
+        elif slow and step != self._last_step:
+            self._stream.write(f"simulating: step {step + 1}/{total}\n")
+            self._stream.flush()
+        self._last_step = step
+
+    def done(self) -> None:
+        """Clear the live line."""
+        if self._shown:
+            self._stream.write("\r" + " " * 48 + "\r")
+            self._stream.flush()

@@ -1,0 +1,318 @@
+"""Run a scenario: each step's events, then reconcile passes until the fleet settles.
+
+A pass reconciles every ModelDeployment once, in name order, the way the function
+runs in a cluster: it reads the InferenceClusters its ``clusterSelector`` matches and
+every ModelReplica of the fleet, schedules (:func:`modelplane.compose.model_deployment.plan`,
+the function's own decision) and composes its ModelReplicas
+(:func:`~modelplane.compose.model_deployment.manifests.compose_replicas`, the function's
+own manifests). What it composes replaces its replicas in the one shared ledger at
+once, so the next deployment (and the next pass) observes them. At the end of a pass
+every new replica starts (see :mod:`.world`), so moves that wait for a Ready
+replacement finish a pass later.
+
+A step has converged when a whole pass changes nothing; a step that has not after
+``max_passes`` passes is recorded as not converged, with the fleet as it then is.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.compose import _kit as kit
+from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment.fleet import (
+    as_struct,
+    read_cache,
+    read_fleet,
+    read_replica,
+)
+from modelplane.compose.model_deployment.manifests import compose_replicas
+from modelplane.domain import naming
+from modelplane.domain.scheduling import explain
+from modelplane.domain.scheduling.ledger import Ledger
+from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
+from modelplane.simulate import results as rs
+from modelplane.simulate import scenario as sc
+from modelplane.simulate.world import DELETED, Key, Removal, Replica, World
+
+DEFAULT_MAX_PASSES = 20
+SCALED_DOWN = explain.drop_reason(ScaledDown())
+
+# Called after every pass: (step index, number of steps, pass).
+Progress = Callable[[int, int, int], None]
+
+
+def check(scenario: sc.Scenario) -> None:
+    """Replay every event on the fleet without scheduling, so a bad event is found first.
+
+    Raises:
+        sc.ScenarioError: an object or event is wrong, named with where it is.
+    """
+    world = World(scenario.fleet)
+    for step in scenario.steps:
+        for located in step.events:
+            world.apply(located)
+
+
+def simulate(
+    scenario: sc.Scenario,
+    *,
+    max_passes: int = DEFAULT_MAX_PASSES,
+    progress: Progress | None = None,
+) -> rs.Simulation:
+    """Run every step of a scenario and record what the fleet does.
+
+    Raises:
+        sc.ScenarioError: the scenario is wrong (checked before anything runs).
+    """
+    check(scenario)
+    world = World(scenario.fleet)
+    total = len(scenario.steps) + 1
+    steps = [_step(world, 0, "the fleet as given", (), [], max_passes, total, progress)]
+    for index, step in enumerate(scenario.steps, 1):
+        removed: list[Removal] = []
+        for located in step.events:
+            removed += world.apply(located)
+        events = tuple(e.event.describe() for e in step.events)
+        steps.append(_step(world, index, step.name, events, removed, max_passes, total, progress))
+    return rs.Simulation(scenario.name, scenario.description, max_passes, tuple(steps))
+
+
+@dataclass
+class _Settling:
+    """What a step records while its passes run."""
+
+    changes: list[rs.Change] = field(default_factory=list)
+    moving: set[str] = field(default_factory=set)
+    planned: dict[Key, md.Planned] = field(default_factory=dict)
+
+
+def _step(
+    world: World,
+    index: int,
+    name: str,
+    events: tuple[str, ...],
+    removed: list[Removal],
+    max_passes: int,
+    total: int,
+    progress: Progress | None,
+) -> rs.StepResult:
+    settling = _Settling()
+    settling.changes += [
+        rs.Change(0, _ref(r.deployment), r.replica, r.cluster, "removed", r.reason) for r in removed
+    ]
+    converged, passes = False, 0
+    while passes < max_passes and not converged:
+        passes += 1
+        settling.planned = {}
+        changed = False
+        for key in sorted(world.deployments):
+            changed |= _reconcile(world, key, passes, settling)
+        changed |= world.start_replicas()
+        converged = not changed
+        if progress is not None:
+            progress(index, total, passes)
+    result = rs.ModeResult(
+        passes=passes,
+        converged=converged,
+        deployments=tuple(
+            _record(world, key, settling.planned[key]) for key in sorted(settling.planned)
+        ),
+        changes=tuple(settling.changes),
+        moves=_moves(settling.changes),
+        shortfalls=tuple(_shortfalls(settling.planned)),
+        pools=_pools(world),
+    )
+    return rs.StepResult(index, name, events, {rs.NODES: result})
+
+
+def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
+    """Reconcile one deployment against the shared ledger; tell whether anything changed."""
+    model, deployment = world.deployment(key)
+    xr = world.deployments[key]
+    spec = model.spec.template.spec if model.spec else None
+    selector = (
+        spec.cluster_selector.match_labels if spec and spec.cluster_selector else None
+    ) or {}
+    clusters = [
+        world.cluster_struct(name)
+        for name, doc in sorted(world.clusters.items())
+        if _matches(doc, selector)  # Crossplane answers the requirement by these labels
+    ]
+    replicas = world.observed_replicas()
+    cache_name = md.cache_name(model)
+    found = world.caches.get((key[0], cache_name)) if cache_name else None
+    cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
+    planned = md.plan(deployment, cache, clusters, replicas)
+    settling.planned[key] = planned
+    rsp = fnv1.RunFunctionResponse()
+    composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
+    # In the order composed (cluster, index): a protobuf map's order is no order.
+    by_name = {
+        str(m["metadata"]["name"]): m
+        for m in (kit.struct_to_dict(r.resource) for r in rsp.desired.resources.values())
+    }
+    desired = [by_name[c.name] for c in composed]
+    return _replace_owned(world, key, desired, planned, pass_, settling)
+
+
+def _replace_owned(
+    world: World,
+    key: Key,
+    desired: list[dict[str, object]],
+    planned: md.Planned,
+    pass_: int,
+    settling: _Settling,
+) -> bool:
+    """Put what a deployment composed in the ledger in place of what it had."""
+    before = {r.name: r for r in world.owned(key)}
+    placement, dep = planned.placement, _ref(key)
+    changed = False
+    kept: set[str] = set()
+    for manifest in desired:
+        replica = Replica(manifest, started=False)
+        kept.add(replica.name)
+        old = before.get(replica.name)
+        if old is None:
+            world.replicas[(replica.namespace, replica.name)] = replica
+            settling.changes.append(rs.Change(pass_, dep, replica.name, replica.cluster, "placed"))
+            changed = True
+        elif old.manifest != manifest:
+            replica.started = old.started
+            world.replicas[(replica.namespace, replica.name)] = replica
+            changed = True
+    reasons = {d.name: explain.drop_reason(d.reason) for d in placement.dropped}
+    for name, old in sorted(before.items()):
+        if name not in kept:
+            del world.replicas[(old.namespace, name)]
+            reason = reasons.get(name, "no longer composed")
+            settling.changes.append(rs.Change(pass_, dep, name, old.cluster, "removed", reason))
+            settling.moving.discard(name)
+            changed = True
+    for moving in placement.moving:
+        if moving.name not in settling.moving:
+            settling.moving.add(moving.name)
+            reason = explain.drop_reason(moving.reason)
+            settling.changes.append(
+                rs.Change(pass_, dep, moving.name, moving.cluster, "moving", reason)
+            )
+    return changed
+
+
+def _record(world: World, key: Key, planned: md.Planned) -> rs.DeploymentRecord:
+    moving = {m.name: explain.drop_reason(m.reason) for m in planned.placement.moving}
+    replicas = []
+    for replica in world.owned(key):
+        read = read_replica(as_struct(replica.manifest))
+        index = read.index if read is not None else -1
+        engines = tuple(rs.EngineUse(e.name, e.pool, e.nodes) for e in read.engines) if read else ()
+        replicas.append(
+            rs.ReplicaRecord(
+                replica.name,
+                replica.cluster,
+                index,
+                world.replica_ready(replica),
+                engines,
+                moving.get(replica.name, ""),
+            )
+        )
+    replicas.sort(key=lambda r: (r.cluster, r.index, r.name))
+    return rs.DeploymentRecord(
+        deployment=_ref(key),
+        wanted=max(planned.deployment.replicas, 0),
+        replicas=tuple(replicas),
+        scheduled=planned.scheduled,
+        passed_over=_passed_over(planned),
+    )
+
+
+def _passed_over(planned: md.Planned) -> tuple[rs.PassedOver, ...]:
+    return tuple(
+        rs.PassedOver(p.cluster, tuple(explain.cluster_reason(r) for r in p.reasons))
+        for p in planned.placement.passed_over
+        if not any(isinstance(r, NotNeeded) for r in p.reasons)
+    )
+
+
+def _shortfalls(planned: dict[Key, md.Planned]) -> list[rs.Shortfall]:
+    found = []
+    for key in sorted(planned):
+        wanted = max(planned[key].deployment.replicas, 0)
+        placed = len(planned[key].placement.replicas)
+        if placed >= wanted:
+            continue
+        _, reason, message = planned[key].scheduled
+        found.append(
+            rs.Shortfall(_ref(key), wanted, placed, reason, message, _passed_over(planned[key]))
+        )
+    return found
+
+
+def _moves(changes: list[rs.Change]) -> tuple[rs.Move, ...]:
+    """Pair each replica that left for a reason of the fleet with a new one of its deployment.
+
+    A scale-down or a deleted deployment is no move. Replacements are paired in the
+    order both happened; a move without one found nowhere to go.
+    """
+    left: dict[str, list[rs.Change]] = defaultdict(list)
+    placed: dict[str, list[rs.Change]] = defaultdict(list)
+    for change in changes:
+        if change.change == "placed":
+            placed[change.deployment].append(change)
+        elif change.change == "removed" and change.reason not in (SCALED_DOWN, DELETED):
+            left[change.deployment].append(change)
+    moves = []
+    for deployment in sorted(left):
+        targets = iter(placed.get(deployment, []))
+        for gone in left[deployment]:
+            target = next(targets, None)
+            moves.append(
+                rs.Move(
+                    deployment,
+                    gone.replica,
+                    gone.cluster,
+                    target.cluster if target else None,
+                    gone.reason,
+                )
+            )
+    return tuple(moves)
+
+
+def _pools(world: World) -> tuple[rs.PoolUse, ...]:
+    """Every published pool's nodes and what the fleet's replicas charge there."""
+    clusters = [world.cluster_struct(n) for n in sorted(world.clusters)]
+    replicas = world.observed_replicas()
+    fleet = read_fleet(clusters, replicas).fleet
+    ledger = Ledger(fleet.clusters)
+    names = {(ns, naming.label_value(name)): f"{ns}/{name}" for ns, name in world.deployments}
+    users: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for replica in fleet.replicas:
+        owner = names.get((replica.namespace, replica.deployment))
+        owner = owner or f"{replica.namespace}/{replica.deployment or replica.name}"
+        for engine in replica.engines:
+            ledger.charge(replica.cluster, engine.pool, engine.nodes)
+            users[(replica.cluster, engine.pool)][owner] += engine.nodes
+    return tuple(
+        rs.PoolUse(
+            cluster,
+            pool,
+            ledger.nodes(cluster, pool),
+            ledger.nodes(cluster, pool) - ledger.free(cluster, pool),
+            tuple(sorted((d, n) for d, n in users[(cluster, pool)].items() if n)),
+        )
+        for cluster, pool in sorted(ledger)
+    )
+
+
+def _matches(doc: dict[str, object], selector: dict[str, str]) -> bool:
+    meta = doc.get("metadata")
+    labels = (meta.get("labels") if isinstance(meta, dict) else None) or {}
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _ref(key: Key) -> str:
+    return f"{key[0]}/{key[1]}"

@@ -1,0 +1,366 @@
+"""The HTML report of a simulation: one self-contained page, charts included.
+
+The page holds plotly.js itself (from the ``plotly`` wheel, ``include_plotlyjs=True``),
+so it opens offline, from a file, years later. Sections: a summary per step, per-pool
+use over the timeline (a chart per capacity mode), who uses the nodes, the placement
+grid (cluster x deployment, per step), and every move and shortfall with its reason.
+
+``plotly`` is optional (``pip install 'modelplane[simulate]'``) and imported here only,
+when a report is written: the function server never loads it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from modelplane.simulate import results as rs
+from modelplane.simulate.table import plural
+
+INSTALL_HINT = "the HTML report needs plotly: pip install 'modelplane[simulate]'"
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 1200px; color: #1f2328; padding: 0 1rem; }
+h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #d0d7de; }
+table { border-collapse: collapse; margin: .6rem 0 1.2rem; font-size: .9rem; }
+th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; }
+td.gained { background: #dafbe1; } td.lost { background: #ffebe9; }
+td.short { background: #fff8c5; }
+.muted { color: #656d76; } .bad { color: #cf222e; font-weight: 600; }
+.plot { width: 100%; height: 460px; }
+"""
+
+
+class ReportUnavailableError(RuntimeError):
+    """plotly is not installed."""
+
+
+def render(simulation: rs.Simulation) -> str:
+    """The whole page.
+
+    Raises:
+        ReportUnavailableError: plotly is not installed.
+    """
+    try:
+        import plotly.graph_objects as go  # noqa: PLC0415 - optional, and heavy
+    except ImportError as exc:
+        raise ReportUnavailableError(INSTALL_HINT) from exc
+    charts = []
+    for i, mode in enumerate(simulation.modes):
+        suffix = f" ({mode})" if len(simulation.modes) > 1 else ""
+        use = _pool_figure(go, simulation, mode, f"Nodes used per pool{suffix}")
+        users = _users_figure(go, simulation, mode, f"Nodes used per deployment{suffix}")
+        charts.append(_div(use, f"pool-use-{mode}", include_js=i == 0))
+        charts.append(_div(users, f"deployment-use-{mode}", include_js=False))
+    title = html.escape(simulation.name)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>modelplane simulate: {title}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>Scenario {title}</h1>",
+        f"<p>{html.escape(simulation.description)}</p>" if simulation.description else "",
+        *_summary(simulation),
+        '<h2 id="pool-use">Pool use over the timeline</h2>',
+        '<p class="muted">Nodes each published pool has in use at the end of every step '
+        "(solid), against the nodes it has (dotted).</p>",
+        *charts,
+        *_grids(simulation),
+        *_moves(simulation),
+        *_shortfalls(simulation),
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+# --- charts -------------------------------------------------------------------------------------
+
+
+def _labels(simulation: rs.Simulation) -> list[str]:
+    return [f"{s.index}: {s.name}" for s in simulation.steps]
+
+
+def _pool_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> Any:
+    figure = go.Figure()
+    labels = _labels(simulation)
+    keys = sorted({(p.cluster, p.pool) for s in simulation.steps for p in s.modes[mode].pools})
+    for n, (cluster, pool) in enumerate(keys):
+        color = _COLORS[n % len(_COLORS)]
+        found = [_pool_at(s.modes[mode], cluster, pool) for s in simulation.steps]
+        name = f"{cluster}/{pool}"
+        hover = [
+            f"{name}<br>{p.used} of {p.nodes} nodes used"
+            + "".join(f"<br>{d}: {k}" for d, k in p.by_deployment)
+            if p
+            else f"{name}<br>not published"
+            for p in found
+        ]
+        figure.add_trace(
+            go.Scatter(
+                x=labels,
+                y=[p.used if p else None for p in found],
+                name=name,
+                legendgroup=name,
+                mode="lines+markers",
+                line={"color": color, "width": 3},
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=labels,
+                y=[p.nodes if p else None for p in found],
+                name=f"{name} nodes",
+                legendgroup=name,
+                showlegend=False,
+                mode="lines",
+                line={"color": color, "width": 1, "dash": "dot"},
+                hoverinfo="skip",
+            )
+        )
+    figure.update_layout(
+        title=title,
+        template="plotly_white",
+        xaxis_title="step",
+        yaxis_title="nodes",
+        yaxis={"rangemode": "tozero", "dtick": 1},
+        legend={"title": "cluster/pool"},
+        margin={"l": 60, "r": 20, "t": 60, "b": 120},
+    )
+    return figure
+
+
+def _users_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> Any:
+    figure = go.Figure()
+    labels = _labels(simulation)
+    totals: list[Counter[str]] = []
+    for step in simulation.steps:
+        counts: Counter[str] = Counter()
+        for pool in step.modes[mode].pools:
+            for deployment, nodes in pool.by_deployment:
+                counts[deployment] += nodes
+        totals.append(counts)
+    for n, deployment in enumerate(sorted({d for c in totals for d in c})):
+        figure.add_trace(
+            go.Bar(
+                x=labels,
+                y=[c.get(deployment, 0) for c in totals],
+                name=deployment,
+                marker={"color": _COLORS[(n + 3) % len(_COLORS)]},
+            )
+        )
+    figure.update_layout(
+        title=title,
+        barmode="stack",
+        template="plotly_white",
+        xaxis_title="step",
+        yaxis_title="nodes",
+        yaxis={"rangemode": "tozero", "dtick": 1},
+        margin={"l": 60, "r": 20, "t": 60, "b": 160},
+    )
+    return figure
+
+
+def _div(figure: Any, div_id: str, *, include_js: bool) -> str:
+    body: str = figure.to_html(
+        full_html=False,
+        include_plotlyjs=include_js,
+        div_id=div_id,
+        config={"displaylogo": False, "responsive": True},
+        default_width="100%",
+        default_height="460px",
+    )
+    return f'<div class="plot-box">{body}</div>'
+
+
+def _pool_at(result: rs.ModeResult, cluster: str, pool: str) -> rs.PoolUse | None:
+    return next((p for p in result.pools if (p.cluster, p.pool) == (cluster, pool)), None)
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+def _summary(simulation: rs.Simulation) -> list[str]:
+    rows = []
+    for step in simulation.steps:
+        for mode in simulation.modes:
+            result = step.modes[mode]
+            wanted = sum(d.wanted for d in result.deployments)
+            placed = sum(d.placed for d in result.deployments)
+            passes = plural(result.passes, "pass")
+            settled = (
+                passes
+                if result.converged
+                else f'<span class="bad">did not settle in {passes}</span>'
+            )
+            rows.append(
+                [
+                    str(step.index),
+                    html.escape(step.name),
+                    "<br>".join(html.escape(e) for e in step.events)
+                    or '<span class="muted">-</span>',
+                    *([mode] if len(simulation.modes) > 1 else []),
+                    settled,
+                    f"{placed} / {wanted}",
+                    str(len(result.moves)),
+                    str(len(result.shortfalls)),
+                ]
+            )
+    header = ["step", "name", "events", *(["mode"] if len(simulation.modes) > 1 else [])]
+    header += ["settled", "placed / wanted", "moves", "shortfalls"]
+    return ['<h2 id="summary">Steps</h2>', _table(header, rows)]
+
+
+def _grids(simulation: rs.Simulation) -> list[str]:
+    out = [
+        '<h2 id="placements">Placements</h2>',
+        '<p class="muted">Replicas per cluster and deployment at the end of each step (ready in '
+        "brackets); green: more than the step before, red: fewer, yellow: the deployment is short.</p>",
+    ]
+    for mode in simulation.modes:
+        before: dict[tuple[str, str], int] = {}
+        for step in simulation.steps:
+            result = step.modes[mode]
+            suffix = f" ({html.escape(mode)})" if len(simulation.modes) > 1 else ""
+            out.append(f"<h3>Step {step.index}: {html.escape(step.name)}{suffix}</h3>")
+            out.append(_grid(result, before))
+            before = _counts(result)
+    return out
+
+
+def _counts(result: rs.ModeResult) -> dict[tuple[str, str], int]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for record in result.deployments:
+        for replica in record.replicas:
+            counts[(replica.cluster, record.deployment)] += 1
+    return dict(counts)
+
+
+def _grid(result: rs.ModeResult, before: dict[tuple[str, str], int]) -> str:
+    deployments = [d.deployment for d in result.deployments]
+    now = _counts(result)
+    clusters = sorted(
+        {p.cluster for p in result.pools} | {c for c, _ in now} | {c for c, _ in before}
+    )
+    ready: Counter[tuple[str, str]] = Counter(
+        (r.cluster, d.deployment) for d in result.deployments for r in d.replicas if r.ready
+    )
+    if not deployments:
+        return '<p class="muted">No ModelDeployments.</p>'
+    rows = []
+    for cluster in clusters:
+        row = [f"<th>{html.escape(cluster)}</th>"]
+        for deployment in deployments:
+            key = (cluster, deployment)
+            count, previous = now.get(key, 0), before.get(key, 0)
+            style = "gained" if count > previous else "lost" if count < previous else ""
+            text = f"{count} ({ready[key]})" if count else ("0" if previous else "")
+            row.append(f'<td class="num {style}">{text}</td>')
+        rows.append("<tr>" + "".join(row) + "</tr>")
+    short = ["<th>short</th>"]
+    for record in result.deployments:
+        missing = record.wanted - record.placed
+        short.append(
+            f'<td class="num short">{missing}</td>' if missing > 0 else '<td class="num"></td>'
+        )
+    rows.append("<tr>" + "".join(short) + "</tr>")
+    head = "".join(f"<th>{html.escape(d)}</th>" for d in deployments)
+    return f'<table class="grid"><tr><th>cluster</th>{head}</tr>{"".join(rows)}</table>'
+
+
+def _moves(simulation: rs.Simulation) -> list[str]:
+    rows = [
+        [
+            str(step.index),
+            *([mode] if len(simulation.modes) > 1 else []),
+            html.escape(m.deployment),
+            html.escape(m.replica),
+            html.escape(m.source),
+            html.escape(m.target) if m.target else '<span class="bad">nowhere</span>',
+            html.escape(m.reason),
+        ]
+        for step in simulation.steps
+        for mode in simulation.modes
+        for m in step.modes[mode].moves
+    ]
+    header = ["step", *(["mode"] if len(simulation.modes) > 1 else [])]
+    header += ["deployment", "replica", "from", "to", "why"]
+    body = _table(header, rows) if rows else '<p class="muted">Nothing moved.</p>'
+    changes = _changes(simulation)
+    return ['<h2 id="moves">Moves and changes</h2>', body, "<h3>Every change</h3>", changes]
+
+
+def _changes(simulation: rs.Simulation) -> str:
+    rows = [
+        [
+            str(step.index),
+            *([mode] if len(simulation.modes) > 1 else []),
+            str(c.pass_),
+            c.change,
+            html.escape(c.deployment),
+            html.escape(c.replica),
+            html.escape(c.cluster),
+            html.escape(c.reason),
+        ]
+        for step in simulation.steps
+        for mode in simulation.modes
+        for c in step.modes[mode].changes
+    ]
+    header = ["step", *(["mode"] if len(simulation.modes) > 1 else [])]
+    header += ["pass", "change", "deployment", "replica", "cluster", "why"]
+    return _table(header, rows) if rows else '<p class="muted">No changes.</p>'
+
+
+def _shortfalls(simulation: rs.Simulation) -> list[str]:
+    rows = []
+    for step in simulation.steps:
+        for mode in simulation.modes:
+            for s in step.modes[mode].shortfalls:
+                clusters = "<br>".join(
+                    f"<b>{html.escape(p.cluster)}</b>: {html.escape('; '.join(p.reasons))}"
+                    for p in s.clusters
+                )
+                rows.append(
+                    [
+                        str(step.index),
+                        *([mode] if len(simulation.modes) > 1 else []),
+                        html.escape(s.deployment),
+                        f"{s.placed} / {s.wanted}",
+                        html.escape(s.reason),
+                        clusters or html.escape(s.message),
+                    ]
+                )
+    header = ["step", *(["mode"] if len(simulation.modes) > 1 else [])]
+    header += ["deployment", "placed / wanted", "reason", "why, per cluster"]
+    body = (
+        _table(header, rows) if rows else '<p class="muted">Every deployment got every replica.</p>'
+    )
+    return ['<h2 id="shortfalls">Shortfalls</h2>', body]
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """An HTML table; cells are HTML already (escaped by the caller)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+# Plotly's default qualitative palette, fixed here so colors do not depend on its version.
+_COLORS = (
+    "#636efa",
+    "#ef553b",
+    "#00cc96",
+    "#ab63fa",
+    "#ffa15a",
+    "#19d3f3",
+    "#ff6692",
+    "#b6e880",
+    "#ff97ff",
+    "#fecb52",
+)

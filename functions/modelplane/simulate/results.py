@@ -1,0 +1,267 @@
+"""What a simulation records, per step and per capacity mode, and its plain-data form.
+
+Every step holds one :class:`ModeResult` per capacity mode, keyed by the mode's name.
+Today there is one mode, ``nodes`` (a pod is charged whole nodes, as the docs say);
+a second mode (say, GPU-granular capacity) adds a key, and the table and the report
+show the modes side by side. Lists are sorted, so the same scenario always gives the
+same data, byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+NODES = "nodes"
+MODES = (NODES,)
+
+
+@dataclass(frozen=True)
+class EngineUse:
+    """An engine of a placed replica: its pool and the nodes it charges there."""
+
+    engine: str
+    pool: str
+    nodes: int
+
+
+@dataclass(frozen=True)
+class ReplicaRecord:
+    """A replica of a deployment at the end of a step.
+
+    Attributes:
+        moving: Why it must move, when it runs on only until a replacement is Ready
+            (make before break); empty when it is placed.
+    """
+
+    name: str
+    cluster: str
+    index: int
+    ready: bool
+    engines: tuple[EngineUse, ...]
+    moving: str = ""
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A cluster that could not take (another) replica, and why, in words."""
+
+    cluster: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeploymentRecord:
+    """A deployment at the end of a step: its replicas and its ``ReplicasScheduled``."""
+
+    deployment: str
+    wanted: int
+    replicas: tuple[ReplicaRecord, ...]
+    scheduled: tuple[bool, str, str]
+    passed_over: tuple[PassedOver, ...] = ()
+
+    @property
+    def placed(self) -> int:
+        """How many replicas are placed (those that must move are not)."""
+        return sum(1 for r in self.replicas if not r.moving)
+
+    @property
+    def ready(self) -> int:
+        """How many replicas report Ready."""
+        return sum(1 for r in self.replicas if r.ready)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A replica placed, removed, or starting to move during a step.
+
+    Attributes:
+        pass_: The reconcile pass (0: the step's events themselves).
+        change: ``placed``, ``removed``, or ``moving`` (it keeps running until a
+            replacement is Ready: make before break).
+        reason: Why, in the scheduler's words (empty for a placement).
+    """
+
+    pass_: int
+    deployment: str
+    replica: str
+    cluster: str
+    change: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Move:
+    """A replica that left its cluster for a reason other than scaling down, and where
+    its replacement went (None: nowhere had room)."""
+
+    deployment: str
+    replica: str
+    source: str
+    target: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A deployment that has fewer replicas placed than it wants, and why."""
+
+    deployment: str
+    wanted: int
+    placed: int
+    reason: str
+    message: str
+    clusters: tuple[PassedOver, ...]
+
+
+@dataclass(frozen=True)
+class PoolUse:
+    """A published pool at the end of a step: its nodes and who uses them."""
+
+    cluster: str
+    pool: str
+    nodes: int
+    used: int
+    by_deployment: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def free(self) -> int:
+        """Free nodes (negative when what runs there overcommits it)."""
+        return self.nodes - self.used
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    """One step's outcome under one capacity mode."""
+
+    passes: int
+    converged: bool
+    deployments: tuple[DeploymentRecord, ...]
+    changes: tuple[Change, ...]
+    moves: tuple[Move, ...]
+    shortfalls: tuple[Shortfall, ...]
+    pools: tuple[PoolUse, ...]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """A step of the timeline (step 0 is the fleet as given) and its outcome per mode."""
+
+    index: int
+    name: str
+    events: tuple[str, ...]
+    modes: dict[str, ModeResult] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A whole run: the scenario's name and every step."""
+
+    name: str
+    description: str
+    max_passes: int
+    steps: tuple[StepResult, ...]
+    modes: tuple[str, ...] = MODES
+
+    @property
+    def converged(self) -> bool:
+        """Tell whether every step converged in every mode."""
+        return all(m.converged for s in self.steps for m in s.modes.values())
+
+    def as_data(self) -> dict[str, Any]:
+        """The run as plain data, for ``-o json`` and ``-o yaml``."""
+        return {
+            "scenario": self.name,
+            "description": self.description,
+            "modes": list(self.modes),
+            "maxPasses": self.max_passes,
+            "converged": self.converged,
+            "steps": [
+                {
+                    "index": s.index,
+                    "name": s.name,
+                    "events": list(s.events),
+                    "modes": {m: _mode_data(s.modes[m]) for m in self.modes},
+                }
+                for s in self.steps
+            ],
+        }
+
+
+def _mode_data(result: ModeResult) -> dict[str, Any]:
+    return {
+        "passes": result.passes,
+        "converged": result.converged,
+        "deployments": [_deployment_data(d) for d in result.deployments],
+        "changes": [
+            {
+                "pass": c.pass_,
+                "deployment": c.deployment,
+                "replica": c.replica,
+                "cluster": c.cluster,
+                "change": c.change,
+                "reason": c.reason,
+            }
+            for c in result.changes
+        ],
+        "moves": [
+            {
+                "deployment": m.deployment,
+                "replica": m.replica,
+                "from": m.source,
+                "to": m.target,
+                "reason": m.reason,
+            }
+            for m in result.moves
+        ],
+        "shortfalls": [
+            {
+                "deployment": s.deployment,
+                "wanted": s.wanted,
+                "placed": s.placed,
+                "reason": s.reason,
+                "message": s.message,
+                "clusters": [_passed_data(p) for p in s.clusters],
+            }
+            for s in result.shortfalls
+        ],
+        "pools": [
+            {
+                "cluster": p.cluster,
+                "pool": p.pool,
+                "nodes": p.nodes,
+                "used": p.used,
+                "free": p.free,
+                "byDeployment": dict(p.by_deployment),
+            }
+            for p in result.pools
+        ],
+    }
+
+
+def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
+    status, reason, message = record.scheduled
+    return {
+        "deployment": record.deployment,
+        "wanted": record.wanted,
+        "placed": record.placed,
+        "ready": record.ready,
+        "scheduled": {"status": status, "reason": reason, "message": message},
+        "replicas": [
+            {
+                "name": r.name,
+                "cluster": r.cluster,
+                "index": r.index,
+                "ready": r.ready,
+                "engines": [
+                    {"engine": e.engine, "pool": e.pool, "nodes": e.nodes} for e in r.engines
+                ],
+                "moving": r.moving,
+            }
+            for r in record.replicas
+        ],
+    }
+
+
+def _passed_data(passed: PassedOver) -> dict[str, Any]:
+    return {"cluster": passed.cluster, "reasons": list(passed.reasons)}

@@ -1,0 +1,535 @@
+"""The simulated fleet: a scenario's objects, the fleet-wide ModelReplica ledger, and what
+each timeline event does to them.
+
+The world holds objects as Kubernetes would store them (plain manifests), so the
+ModelDeployment function's own readers see exactly what they would see in a cluster.
+Two things stand in for controllers that do not run here:
+
+- the InferenceCluster function's publishing: ``status.gpuPools`` is published from
+  ``spec.nodePools`` and the InferenceClasses (:func:`modelplane.domain.cluster.gpu_pools`,
+  the function's rule), so resizing or adding a pool changes what the scheduler reads;
+  a pool whose class is not in the scenario keeps the status it was given;
+- the workload clusters: a ModelReplica starts once a reconcile pass has gone by since
+  it was created, and reports Ready while it is started and its cluster is Ready.
+
+An InferenceCluster given without any ``status`` is taken as provisioned and healthy:
+Ready, with a gateway address, its pools published from their classes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property, partial
+from typing import Any
+
+import pydantic
+from google.protobuf import struct_pb2 as structpb
+
+from modelplane.compose import _kit as kit
+from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment.fleet import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    as_struct,
+    read_cluster,
+    read_replica,
+)
+from modelplane.domain import cluster as cluster_domain
+from modelplane.domain import naming
+from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.models.inferenceclass import InferenceClass
+from modelplane.models.modeldeployment import ModelDeployment
+from modelplane.simulate import scenario as sc
+
+# Where a healthy cluster given without status serves; only its presence matters to the
+# scheduler. ".invalid" is reserved (RFC 2606): it can never be a real address.
+SIMULATED_GATEWAY = "gateway.simulated.invalid"
+DELETED = "its ModelDeployment was deleted"
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+class EventError(ValueError):
+    """An event that does not apply to the fleet as it is then (an unknown cluster, say)."""
+
+
+@dataclass
+class Replica:
+    """A ModelReplica of the ledger: its manifest as composed, and whether it started."""
+
+    manifest: dict[str, Any]
+    started: bool
+    _observed: tuple[bool, structpb.Struct] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The replica's name."""
+        return str(self.manifest["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        """The replica's namespace."""
+        return str(self.manifest["metadata"].get("namespace") or "")
+
+    @cached_property
+    def owner(self) -> Key:
+        """The (namespace, deployment label value) it belongs to."""
+        labels = self.manifest["metadata"].get("labels") or {}
+        return self.namespace, str(labels.get(DEPLOYMENT_LABEL, ""))
+
+    @property
+    def cluster(self) -> str:
+        """The cluster it is pinned to."""
+        spec = self.manifest.get("spec") or {}
+        labels = self.manifest["metadata"].get("labels") or {}
+        return str(spec.get("clusterName") or labels.get(CLUSTER_LABEL) or "")
+
+    def observed(self, ready: bool) -> structpb.Struct:
+        """The replica as the fleet read sees it, with its Ready condition (memoized)."""
+        if self._observed is None or self._observed[0] != ready:
+            status = "True" if ready else "False"
+            doc = {**self.manifest, "status": {"conditions": [{"type": "Ready", "status": status}]}}
+            self._observed = (ready, as_struct(doc))
+        return self._observed[1]
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A replica that left the ledger outside scheduling (its deployment was deleted)."""
+
+    deployment: Key
+    replica: str
+    cluster: str
+    reason: str
+
+
+class World:
+    """Every object of the simulated fleet, changed by events and by reconciles."""
+
+    def __init__(self, documents: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+        """Hold the fleet's documents (later ones replace earlier ones of the same name).
+
+        Raises:
+            sc.ScenarioError: an object cannot be read, named with where it came from.
+        """
+        self.classes: dict[str, dict[str, Any]] = {}
+        self.clusters: dict[str, dict[str, Any]] = {}
+        self.deployments: dict[Key, dict[str, Any]] = {}
+        self.caches: dict[Key, dict[str, Any]] = {}
+        self.replicas: dict[Key, Replica] = {}
+        # Readings per document; each holds its document, so the identity check is exact.
+        self._readings: dict[Key, tuple[dict[str, Any], ModelDeployment, Deployment]] = {}
+        self._cluster_structs: dict[str, tuple[dict[str, Any], structpb.Struct]] = {}
+        # Replicas written by hand (not composed by a reconcile), to check once.
+        self._unchecked: set[Key] = set()
+        # Where each object of the fleet as given comes from, for messages.
+        self._origins: dict[str, str] = {}
+        for where, doc in documents:
+            self._put(doc)
+            self._origins[_describe(doc)] = where
+        self.settle_objects(None)
+
+    # --- reading, as the ModelDeployment function reads --------------------------------------
+
+    def deployment(self, key: Key) -> tuple[ModelDeployment, Deployment]:
+        """The deployment's model and its scheduler view (read once per version)."""
+        doc = self.deployments[key]
+        found = self._readings.get(key)
+        if found is None or found[0] is not doc:
+            model = ModelDeployment.model_validate(doc)
+            found = (doc, model, md.read_deployment(model, doc))
+            self._readings[key] = found
+        return found[1], found[2]
+
+    def cluster_struct(self, name: str) -> structpb.Struct:
+        """A cluster as the fleet read sees it (converted once per version)."""
+        doc = self.clusters[name]
+        found = self._cluster_structs.get(name)
+        if found is None or found[0] is not doc:
+            found = (doc, as_struct(doc))
+            self._cluster_structs[name] = found
+        return found[1]
+
+    def cluster_ready(self, name: str) -> bool:
+        """Tell whether a cluster exists and reports Ready."""
+        doc = self.clusters.get(name)
+        return doc is not None and kit.condition_true(doc, "Ready")
+
+    def replica_ready(self, replica: Replica, ready_clusters: set[str] | None = None) -> bool:
+        """A replica is Ready once started, while its cluster is Ready.
+
+        ``ready_clusters`` (from :meth:`ready_clusters`) saves reading every cluster again.
+        """
+        if not replica.started:
+            return False
+        if ready_clusters is not None:
+            return replica.cluster in ready_clusters
+        return self.cluster_ready(replica.cluster)
+
+    def ready_clusters(self) -> set[str]:
+        """The names of the clusters that report Ready."""
+        return {name for name in self.clusters if self.cluster_ready(name)}
+
+    def observed_replicas(self) -> list[structpb.Struct]:
+        """Every replica of the ledger as the fleet read sees it, in name order."""
+        ready = self.ready_clusters()
+        return [r.observed(self.replica_ready(r, ready)) for _, r in sorted(self.replicas.items())]
+
+    def owned(self, key: Key) -> Iterator[Replica]:
+        """The ledger's replicas of a deployment (by its namespace and label)."""
+        owner = (key[0], naming.label_value(key[1]))
+        return (r for r in self.replicas.values() if r.owner == owner)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def apply(self, located: sc.Located) -> list[Removal]:
+        """Apply one event; return the replicas it removed outright.
+
+        Raises:
+            sc.ScenarioError: the event does not apply, or leaves an object unreadable.
+        """
+        try:
+            removed = self._apply(located.event)
+        except EventError as exc:
+            msg = f"{located.where}: {exc}"
+            raise sc.ScenarioError(msg) from None
+        self.settle_objects(located.where)
+        return removed
+
+    def _apply(self, event: sc.Event) -> list[Removal]:
+        match event:
+            case sc.Apply(documents):
+                for doc in documents:
+                    self._put(doc)
+            case sc.Delete(kind, name, namespace):
+                return self._delete(kind, name, namespace)
+            case sc.EditDeployment():
+                self._edit(event)
+            case sc.Taint(cluster, key, effect, value):
+                spec = self._cluster_spec(cluster)
+                kept = [
+                    t
+                    for t in spec.get("taints") or []
+                    if (t.get("key"), t.get("effect")) != (key, effect)
+                ]
+                spec["taints"] = [
+                    *kept,
+                    {"key": key, "effect": effect, **({"value": value} if value else {})},
+                ]
+            case sc.Untaint(cluster, key, effect):
+                spec = self._cluster_spec(cluster)
+                taints = spec.get("taints") or []
+                kept = [
+                    t
+                    for t in taints
+                    if not (t.get("key") == key and effect in ("", t.get("effect")))
+                ]
+                if len(kept) == len(taints):
+                    msg = f"InferenceCluster {cluster} has no taint {key}{':' + effect if effect else ''}"
+                    raise EventError(msg)
+                spec["taints"] = kept
+            case sc.AddPool(cluster, pool):
+                self._add_pool(cluster, pool)
+            case sc.RemovePool(cluster, pool):
+                self._remove_pool(cluster, pool)
+            case sc.SetPoolNodes(cluster, pool, nodes):
+                self._resize_pool(cluster, pool, nodes)
+            case sc.SetClusterReady(cluster, ready):
+                self._set_ready(cluster, ready)
+        return []
+
+    def _put(self, raw: Mapping[str, Any]) -> None:
+        doc = copy.deepcopy(dict(raw))
+        meta = doc["metadata"]
+        name, namespace = str(meta["name"]), str(meta.get("namespace") or "")
+        match doc["kind"]:
+            case "InferenceClass":
+                self.classes[name] = doc
+            case "InferenceCluster":
+                if "status" not in doc:
+                    doc["status"] = _healthy_status()
+                self.clusters[name] = doc
+            case "ModelDeployment":
+                self.deployments[(namespace, name)] = doc
+            case "ModelCache":
+                self.caches[(namespace, name)] = doc
+            case "ModelReplica":
+                started = kit.is_ready(doc)
+                manifest = {k: v for k, v in doc.items() if k != "status"}
+                self.replicas[(namespace, name)] = Replica(manifest, started)
+                self._unchecked.add((namespace, name))
+
+    def _delete(self, kind: str, name: str, namespace: str) -> list[Removal]:
+        key = (namespace, name)
+        stores: dict[str, dict[Any, Any]] = {
+            "InferenceClass": self.classes,
+            "InferenceCluster": self.clusters,
+            "ModelDeployment": self.deployments,
+            "ModelCache": self.caches,
+            "ModelReplica": self.replicas,
+        }
+        store = stores[kind]
+        found = name if kind in ("InferenceClass", "InferenceCluster") else key
+        if found not in store:
+            ref = f"{namespace}/{name}" if namespace else name
+            msg = f"no {kind} {ref} to delete{_known(store)}"
+            raise EventError(msg)
+        del store[found]
+        if kind != "ModelDeployment":
+            return []
+        gone = list(self.owned(key))
+        for replica in gone:
+            del self.replicas[(replica.namespace, replica.name)]
+        return [Removal(key, r.name, r.cluster, DELETED) for r in gone]
+
+    def _edit(self, edit: sc.EditDeployment) -> None:
+        key = (edit.namespace, edit.name)
+        if key not in self.deployments:
+            msg = (
+                f"no ModelDeployment {edit.namespace}/{edit.name} to edit{_known(self.deployments)}"
+            )
+            raise EventError(msg)
+        doc = copy.deepcopy(self.deployments[key])
+        spec = doc.setdefault("spec", {})
+        template = spec.setdefault("template", {}).setdefault("spec", {})
+        if edit.replicas is not None:
+            spec["replicas"] = edit.replicas
+        if edit.sets_cluster_selector:
+            if edit.cluster_selector:
+                template["clusterSelector"] = {"matchLabels": dict(edit.cluster_selector)}
+            else:
+                template.pop("clusterSelector", None)
+        if edit.tolerations is not None:
+            template["tolerations"] = [dict(t) for t in edit.tolerations]
+        engines = {e.get("name"): e for e in template.get("engines") or [] if isinstance(e, dict)}
+        for engine, copies in edit.copies:
+            _engine(engines, engine)["copies"] = copies
+        for selectors in edit.device_selectors:
+            _device(_engine(engines, selectors.engine), selectors)["selectors"] = [
+                {"cel": c} for c in selectors.cel
+            ]
+        self.deployments[key] = doc
+
+    def _cluster_spec(self, name: str) -> dict[str, Any]:
+        """The spec of a cluster, replaced by a copy so that its readings start afresh."""
+        if name not in self.clusters:
+            msg = f"no InferenceCluster {name}{_known(self.clusters)}"
+            raise EventError(msg)
+        doc = copy.deepcopy(self.clusters[name])
+        self.clusters[name] = doc
+        spec: dict[str, Any] = doc.setdefault("spec", {})
+        return spec
+
+    def _add_pool(self, cluster: str, pool: Mapping[str, Any]) -> None:
+        spec = self._cluster_spec(cluster)
+        pools = spec.setdefault("nodePools", [])
+        if any(p.get("name") == pool["name"] for p in pools):
+            msg = f"InferenceCluster {cluster} already has a pool {pool['name']}"
+            raise EventError(msg)
+        if pool["className"] not in self.classes:
+            msg = f"no InferenceClass {pool['className']} to publish pool {pool['name']} from{_known(self.classes)}"
+            raise EventError(msg)
+        pools.append(dict(pool))
+
+    def _remove_pool(self, cluster: str, pool: str) -> None:
+        spec = self._cluster_spec(cluster)
+        status = self.clusters[cluster].setdefault("status", {})
+        before = _pool_names(spec, status)
+        if pool not in before:
+            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(before)) or 'none'})"
+            raise EventError(msg)
+        spec["nodePools"] = [p for p in spec.get("nodePools") or [] if p.get("name") != pool]
+        status["gpuPools"] = [p for p in status.get("gpuPools") or [] if p.get("name") != pool]
+
+    def _resize_pool(self, cluster: str, pool: str, nodes: int) -> None:
+        spec = self._cluster_spec(cluster)
+        status = self.clusters[cluster].setdefault("status", {})
+        before = _pool_names(spec, status)
+        if pool not in before:
+            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(before)) or 'none'})"
+            raise EventError(msg)
+        for declared in spec.get("nodePools") or []:
+            if declared.get("name") == pool:
+                # The scheduler counts maxNodeCount where a pool autoscales (decisions.md).
+                declared["nodeCount"] = nodes
+                if "maxNodeCount" in declared:
+                    declared["maxNodeCount"] = nodes
+                if "minNodeCount" in declared:
+                    declared["minNodeCount"] = min(declared["minNodeCount"], nodes)
+        for published in status.get("gpuPools") or []:
+            if published.get("name") == pool:
+                published["nodes"] = nodes
+
+    def _set_ready(self, cluster: str, ready: bool) -> None:
+        self._cluster_spec(cluster)  # checks it exists; copies the document
+        status = self.clusters[cluster].setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
+        reason = "Available" if ready else "Unavailable"
+        status["conditions"] = [
+            *conditions,
+            {"type": "Ready", "status": "True" if ready else "False", "reason": reason},
+        ]
+
+    # --- publishing and checking ------------------------------------------------------------------
+
+    def settle_objects(self, where: str | None) -> None:
+        """Publish every cluster's pools, then check every object reads as the function reads it.
+
+        Raises:
+            sc.ScenarioError: an object does not read, named with ``where`` (None: where
+                the fleet as given holds it) and its field.
+        """
+        for name in sorted(self.classes):
+            doc = self.classes[name]
+            what = f"InferenceClass {name}"
+            _check(self._at(where, what), what, partial(InferenceClass.model_validate, doc))
+        for name in sorted(self.clusters):
+            what = f"InferenceCluster {name}"
+            self._publish(name, self._at(where, what))
+            struct = self.cluster_struct(name)
+            _check(self._at(where, what), what, partial(read_cluster, struct))
+        for key in sorted(self.deployments):
+            what = f"ModelDeployment {key[0]}/{key[1]}"
+            _check(self._at(where, what), what, partial(self.deployment, key))
+        for key in sorted(self._unchecked & set(self.replicas)):
+            manifest = self.replicas[key].manifest
+            what = f"ModelReplica {key[0]}/{key[1]}"
+            _check(self._at(where, what), what, partial(read_replica, as_struct(manifest)))
+        self._unchecked.clear()
+
+    def _at(self, where: str | None, what: str) -> str:
+        return where if where is not None else self._origins.get(what, "(the fleet)")
+
+    def _publish(self, name: str, where: str) -> None:
+        """Publish ``status.gpuPools`` from ``spec.nodePools`` and the classes, as the
+        InferenceCluster function does; a pool whose class is unknown keeps what it had."""
+        doc = self.clusters[name]
+        declared = (doc.get("spec") or {}).get("nodePools")
+        if not declared:
+            return
+        pools = []
+        for i, raw in enumerate(declared):
+            if (
+                not isinstance(raw, Mapping)
+                or not isinstance(raw.get("name"), str)
+                or not isinstance(raw.get("className"), str)
+            ):
+                msg = f"{where}: InferenceCluster {name}: spec.nodePools[{i}] needs a name and a className"
+                raise sc.ScenarioError(msg)
+            pools.append(
+                _declared_pool(raw, f"{where}: InferenceCluster {name}: spec.nodePools[{i}]")
+            )
+        classes = {n: c.get("spec") or {} for n, c in self.classes.items()}
+        published, _ = cluster_domain.gpu_pools(pools, classes)
+        fresh = {p["name"]: p for p in published}
+        status = doc.get("status")
+        if status is None:
+            status = {}
+        elif not isinstance(status, dict):
+            msg = f"{where}: InferenceCluster {name}: status must be a mapping"
+            raise sc.ScenarioError(msg)
+        before = {p.get("name"): p for p in status.get("gpuPools") or [] if isinstance(p, Mapping)}
+        shown = [fresh.get(p.name) or before.get(p.name) for p in pools]
+        gpu_pools = [p for p in shown if p is not None]
+        if status.get("gpuPools") != gpu_pools:
+            doc = copy.deepcopy(doc)
+            doc["status"] = {**status, "gpuPools": gpu_pools}
+            self.clusters[name] = doc
+
+    # --- the ledger ----------------------------------------------------------------------------
+
+    def start_replicas(self) -> bool:
+        """A pass went by: every replica not started yet starts. Tell whether any did."""
+        waiting = [r for r in self.replicas.values() if not r.started]
+        for replica in waiting:
+            replica.started = True
+        return bool(waiting)
+
+
+def _check(where: str, what: str, read: Callable[[], object]) -> None:
+    """Read an object as the functions read it; a problem names the object and its field.
+
+    Raises:
+        sc.ScenarioError: it does not read.
+    """
+    try:
+        read()
+    except pydantic.ValidationError as exc:
+        problem = kit.summarize(exc)
+    except ValueError as exc:  # UnreadableError and read_deployment's own
+        problem = str(exc)
+    else:
+        return
+    msg = f"{where}: {what}: {problem}"
+    raise sc.ScenarioError(msg) from None
+
+
+def _describe(doc: Mapping[str, Any]) -> str:
+    """``Kind namespace/name`` or ``Kind name``, as messages name an object."""
+    meta = doc["metadata"]
+    namespace = meta.get("namespace")
+    return (
+        f"{doc['kind']} {namespace}/{meta['name']}"
+        if namespace
+        else f"{doc['kind']} {meta['name']}"
+    )
+
+
+def _healthy_status() -> dict[str, Any]:
+    return {
+        "gateway": {"address": SIMULATED_GATEWAY},
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+    }
+
+
+def _declared_pool(raw: Mapping[str, Any], where: str) -> cluster_domain.Pool:
+    counts = {}
+    for key in ("nodeCount", "minNodeCount", "maxNodeCount"):
+        value = raw.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            msg = f"{where}.{key}: must be a whole number of at least 0, got {value!r}"
+            raise sc.ScenarioError(msg)
+        counts[key] = value
+    return cluster_domain.Pool(
+        name=raw["name"],
+        class_name=raw["className"],
+        node_count=counts["nodeCount"] if counts["nodeCount"] is not None else 1,
+        min_node_count=counts["minNodeCount"],
+        max_node_count=counts["maxNodeCount"],
+    )
+
+
+def _pool_names(spec: Mapping[str, Any], status: Mapping[str, Any]) -> set[str]:
+    declared = {p.get("name") for p in spec.get("nodePools") or [] if isinstance(p, Mapping)}
+    published = {p.get("name") for p in status.get("gpuPools") or [] if isinstance(p, Mapping)}
+    return {str(n) for n in declared | published if n}
+
+
+def _engine(engines: Mapping[Any, dict[str, Any]], name: str) -> dict[str, Any]:
+    if name not in engines:
+        have = ", ".join(sorted(str(e) for e in engines)) or "none"
+        msg = f"the deployment has no engine {name} (it has: {have})"
+        raise EventError(msg)
+    return engines[name]
+
+
+def _device(engine: dict[str, Any], edit: sc.DeviceSelectors) -> dict[str, Any]:
+    for member in engine.get("members") or []:
+        if member.get("role") != edit.role:
+            continue
+        for device in (member.get("nodeSelector") or {}).get("devices") or []:
+            if device.get("name") == edit.device:
+                found: dict[str, Any] = device
+                return found
+    msg = f"engine {edit.engine} has no {edit.role} member with a device request {edit.device}"
+    raise EventError(msg)
+
+
+def _known(store: Mapping[Any, Any]) -> str:
+    names = sorted("/".join(k) if isinstance(k, tuple) else str(k) for k in store)
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return f" (the fleet has: {shown or 'none'})"

@@ -1,0 +1,28 @@
+# `modelplane simulate`: play a fleet's timeline (examples/simulate/) through the
+# ModelDeployment function's scheduler and write an HTML report with its charts.
+SCENARIO ?= examples/simulate/drain-a-cluster.yaml
+SIMULATE_DIR ?= build/simulate
+SIMULATE_ARGS ?=
+
+.PHONY: simulate
+simulate: installed ## Simulate a scenario: make simulate SCENARIO=<file>; report in build/simulate/report.html.
+	@mkdir -p $(SIMULATE_DIR)
+	$(VENV)/bin/modelplane simulate $(SCENARIO) --report $(SIMULATE_DIR)/report.html $(SIMULATE_ARGS)
+
+# Also the last line of `make demo`; the command's own progress goes to a log beside it.
+SIMULATE_EXAMPLE = examples/simulate/drain-a-cluster.yaml
+define simulate_example
+	@mkdir -p $(SIMULATE_DIR)
+	@$(VENV)/bin/modelplane simulate $(SIMULATE_EXAMPLE) --report $(SIMULATE_DIR)/drain-a-cluster.html \
+		> $(SIMULATE_DIR)/drain-a-cluster.txt 2> $(SIMULATE_DIR)/drain-a-cluster.log \
+		|| { cat $(SIMULATE_DIR)/drain-a-cluster.log >&2; exit 1; }
+	@echo "  simulate   what-if report of $(SIMULATE_EXAMPLE): $(CURDIR)/$(SIMULATE_DIR)/drain-a-cluster.html"
+endef
+
+.PHONY: simulate-example
+simulate-example: installed ## Write the drain example's report and print where it is.
+	$(simulate_example)
+
+.PHONY: chromium
+chromium: ## Install Debian's chromium if missing (tests/simulate renders the report in it).
+	@$(STEP) chromium "Chromium (report tests, apt)" --cached-if "test -x /usr/bin/chromium" -- bash tools/simulate/chromium.sh

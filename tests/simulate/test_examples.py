@@ -1,0 +1,102 @@
+"""Every scenario of examples/simulate/ lands where the docs' rules say.
+
+The expected placements (tests/simulate/expected/<example>.yaml) were written from the
+rules, with a comment per step saying which rule gives it, before they were checked
+against the simulator. Here each run's JSON is projected onto the same short form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from modelplane.domain import naming
+
+from tests.simulate.conftest import EXAMPLES, EXPECTED, simulate_data
+
+NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+
+
+def test_every_example_has_expected_placements() -> None:
+    assert NAMES, "examples/simulate/ holds no scenario"
+    assert sorted(p.stem for p in EXPECTED.glob("*.yaml")) == NAMES
+
+
+def _replica(replica: dict[str, Any]) -> str:
+    engines = ",".join(f"{e['engine']}={e['pool']}" for e in replica["engines"])
+    ready = "" if replica["ready"] else " (not Ready)"
+    moving = f" (moving: {replica['moving']})" if replica["moving"] else ""
+    return f"{replica['cluster']}/{replica['index']} {engines}{ready}{moving}"
+
+
+def _project(step: dict[str, Any]) -> dict[str, Any]:
+    """A step of `-o json` in the expected files' form."""
+    nodes = step["modes"]["nodes"]
+    assert nodes["converged"], f"step {step['index']} did not settle"
+    return {
+        "step": step["index"],
+        "passes": nodes["passes"],
+        "replicas": {
+            d["deployment"]: sorted(_replica(r) for r in d["replicas"])
+            for d in nodes["deployments"]
+        },
+        "moves": [
+            f"{m['deployment']}: {m['from']} -> {m['to']} ({m['reason']})" for m in nodes["moves"]
+        ],
+        "shortfalls": [
+            {
+                "deployment": s["deployment"],
+                "placed": s["placed"],
+                "wanted": s["wanted"],
+                "reason": s["reason"],
+                "clusters": {c["cluster"]: c["reasons"] for c in s["clusters"]},
+            }
+            for s in nodes["shortfalls"]
+        ],
+        "pools": {
+            f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}" for p in nodes["pools"]
+        },
+    }
+
+
+def _expected(name: str) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = yaml.safe_load((EXPECTED / f"{name}.yaml").read_text())["steps"]
+    for step in steps:
+        step["replicas"] = {d: sorted(r) for d, r in step["replicas"].items()}
+    return steps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_places_as_the_rules_say(name: str) -> None:
+    data = simulate_data(str(EXAMPLES / f"{name}.yaml"))
+    assert data["converged"] is True
+    got = [_project(step) for step in data["steps"]]
+    assert got == _expected(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_replica_names_are_the_functions_names(name: str) -> None:
+    data = simulate_data(str(EXAMPLES / f"{name}.yaml"))
+    for step in data["steps"]:
+        for deployment in step["modes"]["nodes"]["deployments"]:
+            short = deployment["deployment"].split("/", 1)[1]
+            for r in deployment["replicas"]:
+                assert r["name"] == naming.replica_name(short, r["cluster"], r["index"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pool_use_adds_up_to_the_placed_replicas(name: str) -> None:
+    data = simulate_data(str(EXAMPLES / f"{name}.yaml"))
+    for step in data["steps"]:
+        nodes = step["modes"]["nodes"]
+        charged: dict[tuple[str, str], int] = {}
+        for deployment in nodes["deployments"]:
+            for r in deployment["replicas"]:
+                for e in r["engines"]:
+                    key = (r["cluster"], e["pool"])
+                    charged[key] = charged.get(key, 0) + e["nodes"]
+        for pool in nodes["pools"]:
+            assert pool["used"] == charged.get((pool["cluster"], pool["pool"]), 0)
+            assert pool["used"] == sum(pool["byDeployment"].values())
+            assert pool["free"] == pool["nodes"] - pool["used"]
