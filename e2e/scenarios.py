@@ -7,6 +7,7 @@ expected and what the objects show, at the first check that does not hold.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import subprocess
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from modelplane.domain import usage
 
 from e2e.kube import Kube, KubeError, Obj, condition_true, conditions, dig
 
@@ -179,9 +181,13 @@ class Context:
 
         self.wait_for(what, lambda: not probe(), timeout, detail)
 
-    def kubectl(self, *args: str) -> str:
+    @staticmethod
+    def run_kubectl(*args: str) -> subprocess.CompletedProcess[str]:
         binary = os.environ.get("E2E_KUBECTL") or str(ROOT / "bin" / "kubectl")
-        done = subprocess.run([binary, *args], check=False, capture_output=True, text=True)
+        return subprocess.run([binary, *args], check=False, capture_output=True, text=True)
+
+    def kubectl(self, *args: str) -> str:
+        done = self.run_kubectl(*args)
         if done.returncode != 0:
             msg = f"kubectl {' '.join(args)} failed: {done.stderr.strip()}"
             raise AssertionError(msg)
@@ -737,15 +743,7 @@ def deletion(ctx: Context) -> None:
     replicas = [r["metadata"]["name"] for r in ctx.replicas()]
     endpoints = [e["metadata"]["name"] for e in ctx.endpoints()]
     objects = [o["metadata"]["name"] for r in replicas for o in ctx.objects_of(r)]
-    usages = [
-        u["metadata"]["name"]
-        for u in ctx.kube.list("protection.crossplane.io/v1beta1", "Usage", ML)
-        if dig(u, "spec", "by", "resourceRef", "name") in replicas
-    ]
-    ctx.step(
-        f"qwen-demo has replicas {replicas}, endpoints {endpoints}, {len(objects)} Objects, "
-        f"Usages {usages}"
-    )
+    ctx.step(f"qwen-demo has replicas {replicas}, endpoints {endpoints}, {len(objects)} Objects")
     ctx.kubectl("delete", "modeldeployment", "qwen-demo", "-n", ML, "--wait=false")
     ctx.step("kubectl delete modeldeployment qwen-demo")
 
@@ -753,67 +751,115 @@ def deletion(ctx: Context) -> None:
         out = [f"ModelReplica {n}" for n in replicas if ctx.kube.get(MP, "ModelReplica", n, ML)]
         out += [f"ModelEndpoint {n}" for n in endpoints if ctx.kube.get(MP, "ModelEndpoint", n, ML)]
         out += [f"Object {n}" for n in objects if ctx.kube.get(OBJECT, "Object", n, ML)]
-        out += [
-            f"Usage {n}"
-            for n in usages
-            if ctx.kube.get("protection.crossplane.io/v1beta1", "Usage", n, ML)
-        ]
         if ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML):
             out.append("ModelDeployment qwen-demo")
         return out
 
-    ctx.wait_gone("the deployment, its replicas, endpoints, Objects and Usages deleted", left, 180)
+    ctx.wait_gone("the deployment, its replicas, endpoints and Objects deleted", left, 180)
 
-    # A cluster deleted while it still has replicas: the replica stops being emitted,
-    # is garbage-collected, and the fill phase places it elsewhere if anything fits.
-    ctx.apply_file("getting-started/deploying-a-model/eks/model-deployment.yaml")
-    ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, "--replicas=2")
-    ctx.step("kubectl scale --replicas=2")
-    wait_replicas(ctx, 2, timeout=300)
-    on_byo = [
-        r["metadata"]["name"]
-        for r in ctx.replicas()
-        if dig(r, "spec", "clusterName") == "byo-us-east"
-    ]
-    held = [
-        u["metadata"]["name"]
-        for u in ctx.kube.list("protection.crossplane.io/v1beta1", "Usage", ML)
-        if dig(u, "spec", "of", "resourceRef", "name") == "byo-us-east"
-    ]
-    ctx.step(
-        f"replica {on_byo} on byo-us-east, held by Usage {held} (webhooks are off here, so a "
-        "Usage does not block the delete)"
-    )
-    ctx.kubectl("delete", "inferencecluster", "byo-us-east", "--cascade=foreground", "--wait=false")
-    ctx.step("kubectl delete inferencecluster byo-us-east --cascade=foreground")
-    ctx.wait_gone(
-        "InferenceCluster byo-us-east and the replica on it deleted",
-        lambda: (
-            ["InferenceCluster byo-us-east"]
-            if ctx.kube.get(MP, "InferenceCluster", "byo-us-east")
-            else []
+    # The clusters are still held, by the ModelCache alone now.
+    for cluster in ("eks-us-east", "byo-us-east"):
+
+        def cache_only(c: str = cluster) -> bool:
+            users = in_use(ctx, c)
+            return "ModelCache" in users and "ModelReplica" not in users
+
+        ctx.wait_for(
+            f"InferenceCluster {cluster} InUse names the ModelCache and no ModelReplica",
+            cache_only,
+            90,
+            functools.partial(in_use, ctx, cluster),
         )
-        + [f"ModelReplica {n}" for n in on_byo if ctx.kube.get(MP, "ModelReplica", n, ML)],
-        120,
-        lambda: ctx.explain(ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML), 0),
-    )
 
-    def shortfall() -> Mapping[str, Any] | None:
-        md = ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML)
-        c = conditions(md).get("ReplicasScheduled", {})
-        total = dig(md, "status", "replicas", "total")
-        return c if c.get("status") == "False" and total == 1 else None
 
-    # eks-us-east's one L4 node already hosts the other replica: nothing else fits.
-    cond = ctx.wait_for(
-        "qwen-demo runs below spec.replicas, ReplicasScheduled=False reports the shortfall",
-        shortfall,
-        120,
-        lambda: ctx.explain(ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML), 0),
+# -- protection -------------------------------------------------------------------------------
+
+USAGE_API = "protection.crossplane.io/v1beta1"
+DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"  # Crossplane's webhook's
+IN_USE_LABEL = "crossplane.io/in-use"  # Crossplane's Usage controller's
+
+
+def in_use(ctx: Context, cluster: str) -> str:
+    """The InferenceCluster's InUse condition: who holds it, as its function says."""
+    c = conditions(ctx.kube.get(MP, "InferenceCluster", cluster)).get("InUse", {})
+    return f"InUse={c.get('status')}: {c.get('message')}"
+
+
+def held(ctx: Context, cluster: str) -> Obj:
+    """Wait until Crossplane guards the cluster: its ClusterUsage Ready, the label set."""
+    ctx.wait_ready(USAGE_API, "ClusterUsage", usage.cluster_usage_name(cluster), timeout=90)
+
+    def labelled() -> Obj | None:
+        ic = ctx.kube.get(MP, "InferenceCluster", cluster)
+        return ic if dig(ic, "metadata", "labels", IN_USE_LABEL) == "true" else None
+
+    ic: Obj = ctx.wait_for(
+        f"InferenceCluster {cluster} labelled {IN_USE_LABEL}=true by Crossplane", labelled, 60
     )
-    ctx.step(f"ReplicasScheduled: {cond.get('reason')}: {cond.get('message')}")
-    left_on = [str(dig(r, "spec", "clusterName")) for r in ctx.replicas()]
-    assert left_on == ["eks-us-east"], f"replicas left on {left_on}"
+    return ic
+
+
+def refused_delete(ctx: Context, cluster: str) -> str:
+    """``kubectl delete`` the cluster (foreground, as the docs say); return the refusal."""
+    args = ["delete", "inferencecluster", cluster, "--cascade=foreground", "--wait=false"]
+    done = ctx.run_kubectl(*args)
+    assert done.returncode != 0, f"kubectl {' '.join(args)} was admitted: {done.stdout}"
+    return done.stderr.strip()
+
+
+def protection(ctx: Context) -> None:
+    """The docs' rule, enforced by the API server: ML resources first, then the cluster."""
+    ctx.apply_file("getting-started/deploying-a-model/eks/model-deployment.yaml")
+    wait_replicas(ctx, 1)
+    replica = ctx.replicas()[0]
+    cluster = str(dig(replica, "spec", "clusterName"))
+    other = next(c for c in ("byo-us-east", "eks-us-east") if c != cluster)
+    name = replica["metadata"]["name"]
+    held(ctx, cluster)
+    assert name in in_use(ctx, cluster), in_use(ctx, cluster)
+    ctx.step(f"InferenceCluster {cluster} {in_use(ctx, cluster)}")
+
+    refusal = refused_delete(ctx, cluster)
+    ctx.step(f"kubectl delete inferencecluster {cluster} --cascade=foreground: {refusal}")
+    for says in (f'ClusterUsage "{usage.cluster_usage_name(cluster)}"', usage.REASON):
+        assert says in refusal, f"the refusal does not say {says!r}: {refusal}"
+    ic = ctx.get(MP, "InferenceCluster", cluster)
+    assert not dig(ic, "metadata", "deletionTimestamp"), f"{cluster} is being deleted"
+    attempt = dig(ic, "metadata", "annotations", DELETION_ATTEMPT)
+    assert attempt == "Foreground", f"{DELETION_ATTEMPT}: {attempt!r}"
+    time.sleep(10)
+    check_replica(ctx, ctx.get(MP, "ModelReplica", name, ML))
+    ctx.step(f"{cluster} stays; the deletion attempt is recorded ({attempt}) for replay")
+
+    # Nothing uses it: the replica drained off (a NoExecute taint), the cache deleted.
+    taint(ctx, cluster, [{"key": "modelplane.ai/maintenance", "effect": "NoExecute"}])
+    ctx.step(f"InferenceCluster {cluster} tainted modelplane.ai/maintenance:NoExecute")
+    ctx.wait_for(
+        f"the replica rescheduled onto {other}",
+        lambda: [str(dig(r, "spec", "clusterName")) for r in ctx.replicas()] == [other],
+        180,
+        lambda: str([(_name(r), dig(r, "spec", "clusterName")) for r in ctx.replicas()]),
+    )
+    ctx.kubectl("delete", "modelcache", "qwen3-coder", "-n", ML, "--wait=false")
+    ctx.step("kubectl delete modelcache qwen3-coder")
+    ctx.wait_gone(
+        f"nothing uses {cluster}: its ClusterUsage gone, and Crossplane replays the refused "
+        "deletion: the InferenceCluster deleted",
+        lambda: [
+            f"{kind} {n}"
+            for api, kind, n in (
+                (USAGE_API, "ClusterUsage", usage.cluster_usage_name(cluster)),
+                (MP, "InferenceCluster", cluster),
+                (MP, "ModelCache", "qwen3-coder"),
+            )
+            if ctx.kube.get(api, kind, n, ML if kind == "ModelCache" else None)
+        ],
+        240,
+        lambda: in_use(ctx, cluster),
+    )
+    wait_replicas(ctx, 1)
+    check_replica(ctx, ctx.replicas()[0])
+    ctx.step(f"qwen-demo still serves, from {other}")
 
 
 # -- examples ----------------------------------------------------------------------------------
@@ -949,9 +995,16 @@ SCENARIOS = (
     ),
     Scenario(
         "deletion",
-        "deleting the ModelDeployment garbage-collects what it composed; deleting a cluster "
-        "that has replicas",
+        "deleting the ModelDeployment garbage-collects what it composed; the clusters stay "
+        "held by the ModelCache",
         deletion,
+        ("getting-started",),
+    ),
+    Scenario(
+        "protection",
+        "an InferenceCluster in use can't be deleted (Crossplane's ClusterUsage webhook); "
+        "once nothing uses it, the refused deletion is replayed",
+        protection,
         ("getting-started",),
     ),
     Scenario(

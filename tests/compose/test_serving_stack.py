@@ -140,6 +140,7 @@ def test_user_gateway_controller_gets_the_gateway_after_the_crds() -> None:
     [
         pytest.param("AKS", "storage-class", id="aks"),
         pytest.param("EKS", "aws-dranet", id="eks"),
+        pytest.param("Nebius", "csi-mounted-fs-path", id="nebius"),
     ],
 )
 def test_cloud_specific_steps(cloud: str, extra: str) -> None:
@@ -148,6 +149,16 @@ def test_cloud_specific_steps(cloud: str, extra: str) -> None:
     assert extra in _run(xr).desired.resources
     xr["spec"]["cloud"] = "GKE"
     assert extra not in _run(xr).desired.resources
+
+
+def test_nebius_csi_driver_is_a_component_the_spec_turns_off() -> None:
+    xr = copy.deepcopy(STACK)
+    xr["spec"]["cloud"] = "Nebius"
+    xr["spec"]["components"] = {"csiMountedFsPath": {"enabled": False}}
+    assert "csi-mounted-fs-path" not in _run(xr).desired.resources
+    xr["spec"]["components"] = {"csiMountedFsPath": {"version": "0.1.4"}}
+    release = _resource(_run(xr), "csi-mounted-fs-path")
+    assert release["spec"]["forProvider"]["chart"]["version"] == "0.1.4"
 
 
 def test_invalid_spec_is_a_condition() -> None:

@@ -50,7 +50,7 @@ def _steps(plan: tuple[stack.Step, ...]) -> dict[str, stack.Step]:
         pytest.param(Cloud.EKS, BASE | {"aws-dranet"}, id="eks-adds-dranet"),
         pytest.param(Cloud.AKS, BASE | {"storage-class"}, id="aks-adds-its-storage-class"),
         pytest.param(Cloud.GKE, BASE, id="gke"),
-        pytest.param(Cloud.NEBIUS, BASE, id="nebius"),
+        pytest.param(Cloud.NEBIUS, BASE | {"csi-mounted-fs-path"}, id="nebius-adds-its-csi"),
         pytest.param(Cloud.VULTR, BASE, id="vultr"),
         pytest.param(Cloud.EXISTING, BASE, id="existing"),
     ],
@@ -78,6 +78,19 @@ def test_plan_per_cloud(cloud: Cloud, want: set[str]) -> None:
 def test_disabled_component_is_not_installed(off: str, gone: set[str]) -> None:
     plan = _steps(stack.plan(_stack(**{off: Setting(enabled=False)})))
     assert set(plan) == (BASE | {"aws-dranet"}) - gone
+
+
+def test_nebius_csi_driver_can_be_turned_off() -> None:
+    plan = _steps(stack.plan(_stack(Cloud.NEBIUS, csiMountedFsPath=Setting(enabled=False))))
+    assert set(plan) == BASE
+
+
+def test_nebius_csi_driver_keeps_volumes_on_the_shared_filesystem() -> None:
+    release = _steps(stack.plan(_stack(Cloud.NEBIUS)))["csi-mounted-fs-path"].resource
+    for_provider = release["spec"]["forProvider"]
+    assert for_provider["values"] == {"dataDir": "/mnt/modelplane-cache/csi-mounted-fs-path-data/"}
+    assert for_provider["chart"]["name"] == "csi-mounted-fs-path"
+    assert release["spec"]["providerConfigRef"] == PC.ref()
 
 
 def test_without_gateway_api_and_envoy_no_crd_release() -> None:
@@ -144,9 +157,10 @@ def test_release_shape() -> None:
 
 
 def test_every_release_is_a_row_of_the_chart_table() -> None:
-    releases = {
+    releases = {  # every chart is installed on some cloud: DRANET on EKS, the CSI on Nebius
         s.key: s.resource["spec"]["forProvider"]
-        for s in stack.plan(_stack(Cloud.EKS))
+        for cloud in (Cloud.EKS, Cloud.NEBIUS)
+        for s in stack.plan(_stack(cloud))
         if s.resource["kind"] == "Release"
     }
     assert set(releases) == set(stack.CHARTS)

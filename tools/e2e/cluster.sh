@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A real control plane on this machine, with no Docker: etcd, kube-apiserver,
-# kube-controller-manager, a local OCI registry and Crossplane core, all on loopback
-# inside a private network namespace, plus what stands in for the rest of a Crossplane
-# install: our Python functions behind mTLS, an External package runtime,
-# and fake providers. Then our packages are built, pushed and installed.
+# kube-controller-manager, a local OCI registry and Crossplane core (with its webhooks),
+# all on loopback inside a private network namespace, plus what stands in for the rest
+# of a Crossplane install: our Python functions behind mTLS, an External package
+# runtime, and fake providers. Then our packages are built, pushed and installed.
 #
 #   tools/e2e/cluster.sh up        start everything; the Configuration ends up Healthy
 #   tools/e2e/cluster.sh down      stop every process it started, by pid
@@ -23,6 +23,10 @@ py="${E2E_PYTHON:-$root/.venv/bin/python}"
 # Ports, all on 127.0.0.1 inside the private network namespace.
 ETCD_PORT=2379 ETCD_PEER_PORT=2380 APISERVER_PORT=6443 REGISTRY_PORT=5000
 FUNCTION_PORT=9443 XP_METRICS_PORT=8080 XP_PROBE_PORT=8081 XP_WEBHOOK_PORT=9444
+# Crossplane's webhooks (the Usage deletion guard): the API server reaches them through
+# the Service crossplane-webhooks, resolved to its EndpointSlice (no kube-proxy here), whose
+# endpoint may not be a loopback address, so the namespace's lo also carries this one.
+WEBHOOK_IP=10.200.0.1 WEBHOOK_SERVICE=crossplane-webhooks WEBHOOK_SERVICE_PORT=9443
 
 log() { printf '%s cluster: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -156,6 +160,38 @@ function_certs() {
     log "function server certificate signed by crossplane-root-ca"
 }
 
+# Crossplane's webhook server: its certificate (Secret crossplane-tls-server, made by
+# `crossplane core init` for the Service, whose CA init put in the
+# ValidatingWebhookConfiguration crossplane-no-usages) in the folder a pod would mount,
+# and the Service with the EndpointSlice a cluster's controllers would publish for it:
+# port 9443 to the webhook port on $WEBHOOK_IP, where Crossplane listens (every interface).
+webhook_endpoint() {
+    local d="$state/crossplane/tls-server" k=(in_ns "$E2E_KUBECTL" --kubeconfig "$state/kubeconfig")
+    mkdir -p "$d"
+    for key in tls.crt tls.key; do
+        "${k[@]}" -n crossplane-system get secret crossplane-tls-server \
+            -o jsonpath="{.data.${key//./\\.}}" | base64 -d >"$d/$key"
+    done
+    "${k[@]}" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: $WEBHOOK_SERVICE, namespace: crossplane-system}
+spec:
+  ports: [{protocol: TCP, port: $WEBHOOK_SERVICE_PORT, targetPort: $XP_WEBHOOK_PORT}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: $WEBHOOK_SERVICE
+  namespace: crossplane-system
+  labels: {kubernetes.io/service-name: $WEBHOOK_SERVICE}
+addressType: IPv4
+endpoints: [{addresses: ["$WEBHOOK_IP"], conditions: {ready: true}}]
+ports: [{name: "", protocol: TCP, port: $XP_WEBHOOK_PORT}]
+EOF
+    log "webhook Service $WEBHOOK_SERVICE -> $WEBHOOK_IP:$XP_WEBHOOK_PORT"
+}
+
 up() {
     if alive "$(netns_pid)"; then
         die "already up (tools/e2e/cluster.sh down first); KUBECONFIG=$state/kubeconfig"
@@ -182,6 +218,7 @@ up() {
     echo $! >"$state/pids/netns.pid"
     sleep 0.2
     in_ns ip link set lo up
+    in_ns ip addr add "$WEBHOOK_IP/32" dev lo
     log "private network namespace held by pid $(netns_pid)"
 
     local p="$state/pki"
@@ -201,6 +238,7 @@ up() {
         --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
         --service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC \
         --endpoint-reconciler-type none --enable-priority-and-fairness=false \
+        --enable-aggregator-routing=true \
         --profiling=false
     local k=(in_ns "$E2E_KUBECTL" --kubeconfig "$state/kubeconfig")
     wait_for kube-apiserver 90 "${k[@]}" get --raw /readyz
@@ -223,12 +261,17 @@ up() {
     # init's first run can lose a race with the API server's REST mapper: retry.
     local xenv=(env KUBECONFIG="$state/kubeconfig" CRDS_PATH="$xp_dir/cluster/crds"
         TLS_CA_SECRET_NAME=crossplane-root-ca TLS_CLIENT_SECRET_NAME=crossplane-tls-client
-        POD_NAMESPACE=crossplane-system)
+        TLS_SERVER_SECRET_NAME=crossplane-tls-server POD_NAMESPACE=crossplane-system)
+    # What the chart's init container gets with webhooks on: the webhook Service, whose
+    # name goes into the server certificate and the ValidatingWebhookConfiguration.
+    local xinit=(WEBHOOK_SERVICE_NAME="$WEBHOOK_SERVICE" WEBHOOK_SERVICE_NAMESPACE=crossplane-system
+        WEBHOOK_SERVICE_PORT="$WEBHOOK_SERVICE_PORT"
+        WEBHOOK_CONFIGS_PATH="$xp_dir/cluster/webhookconfigurations")
     "${k[@]}" create namespace crossplane-system >/dev/null  # helm install --create-namespace
     local i
     for i in 1 2 3 4 5; do
-        if in_ns "${xenv[@]}" "$crossplane" core init --namespace=crossplane-system \
-            --service-account=crossplane --enable-webhooks=false >"$state/logs/crossplane-init.log" 2>&1; then
+        if in_ns "${xenv[@]}" "${xinit[@]}" "$crossplane" core init --namespace=crossplane-system \
+            --service-account=crossplane >"$state/logs/crossplane-init.log" 2>&1; then
             break
         fi
         ((i < 5)) || die "crossplane core init failed: $state/logs/crossplane-init.log"
@@ -236,8 +279,10 @@ up() {
     done
     log "crossplane core init done"
     function_certs
+    webhook_endpoint
     start crossplane "${xenv[@]}" "$crossplane" core start --package-runtime=External \
-        --enable-webhooks=false --tls-client-certs-dir="$state/crossplane/tls-client" \
+        --tls-server-certs-dir="$state/crossplane/tls-server" \
+        --tls-client-certs-dir="$state/crossplane/tls-client" \
         --xpkg-cache-dir="$state/crossplane/xpkg" --xfn-cache-dir="$state/crossplane/xfn" \
         --metrics-port="$XP_METRICS_PORT" --health-probe-port="$XP_PROBE_PORT" \
         --webhook-port="$XP_WEBHOOK_PORT" --poll-interval=10s \
@@ -251,7 +296,9 @@ up() {
         --tls-certs-dir "$state/functions-tls" --address "127.0.0.1:$FUNCTION_PORT"
     start package-runtime "${penv[@]}" "$py" -m e2e.runtime \
         --endpoint "127.0.0.1:$FUNCTION_PORT" --tls-dir "$state/functions-tls"
-    start providers "${penv[@]}" "$py" -m e2e.providers
+    # E2E_PROVIDERS_ARGS: e.g. --real-kubernetes (make e2e-fleet runs provider-kubernetes).
+    # shellcheck disable=SC2086 # a list of flags
+    start providers "${penv[@]}" "$py" -m e2e.providers ${E2E_PROVIDERS_ARGS:-}
 
     # Provider CRDs, the docs' prerequisites, our packages, the Configuration.
     in_ns "${penv[@]}" E2E_STATE="$state" E2E_CRANE="$E2E_CRANE" CRANK="$root/bin/crank" \

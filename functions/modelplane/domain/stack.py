@@ -33,7 +33,11 @@ provider-helm Releases through the cluster's provider config:
   ``system-node-critical`` priority, which clusters (GKE among them) admit outside
   ``kube-system`` only under a ResourceQuota for that priority class, so its namespace
   and that quota come first;
-- on EKS only, DRANET for EFA (AWS's ``aws-dranet`` chart, in ``kube-system``).
+- on EKS only, DRANET for EFA (AWS's ``aws-dranet`` chart, in ``kube-system``);
+- on Nebius only, Nebius' ``csi-mounted-fs-path`` CSI driver (in ``kube-system``), which
+  serves the ``modelplane-rwx-fs`` StorageClass the NebiusCluster composes: it keeps each
+  volume as a directory under its data directory on the shared filesystem every node
+  group mounts (:data:`modelplane.domain.clouds.nebius.CSI_DATA_DIR`).
 
 Then, through provider-kubernetes Objects once Envoy Gateway (and the AI Gateway) is
 ready: an EnvoyProxy (a LoadBalancer Service), the GatewayClass ``modelplane-envoy``
@@ -66,6 +70,7 @@ from enum import StrEnum
 from typing import Any
 
 from modelplane.domain import api, objects
+from modelplane.domain.clouds import nebius
 from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names
 
 HELM_API = api.HELM
@@ -104,6 +109,7 @@ class Component(StrEnum):
     NODE_FEATURE_DISCOVERY = "nodeFeatureDiscovery"
     NVIDIA_DRA_DRIVER = "nvidiaDRADriver"
     DRANET = "dranet"
+    CSI_MOUNTED_FS_PATH = "csiMountedFsPath"
 
 
 class Cloud(StrEnum):
@@ -151,6 +157,7 @@ PROMETHEUS = "prometheus"
 NFD = "node-feature-discovery"
 DRA_DRIVER = "dra-driver-nvidia-gpu"
 DRANET = "aws-dranet"
+CSI_MOUNTED_FS_PATH = "csi-mounted-fs-path"
 
 CHARTS: Mapping[str, Chart] = {c.release: c for c in (
     Chart(Component.CERT_MANAGER, CERT_MANAGER, "cert-manager", "https://charts.jetstack.io",
@@ -176,6 +183,9 @@ CHARTS: Mapping[str, Chart] = {c.release: c for c in (
           "the NVIDIA DRA driver"),
     Chart(Component.DRANET, DRANET, "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0",
           "kube-system", "DRANET"),
+    Chart(Component.CSI_MOUNTED_FS_PATH, CSI_MOUNTED_FS_PATH, "csi-mounted-fs-path",
+          "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "0.1.3", "kube-system",
+          "the csi-mounted-fs-path CSI driver"),
 )}  # fmt: skip
 """Every chart the stack installs and the version pinned for it, by release: the one
 place a chart version is written. The Gateway API CRD chart is Envoy Gateway's and
@@ -293,6 +303,8 @@ class Stack:
         """Tell whether the stack installs ``component`` on this cloud."""
         if component is Component.DRANET and self.cloud is not Cloud.EKS:
             return False  # EFA exists only on AWS
+        if component is Component.CSI_MOUNTED_FS_PATH and self.cloud is not Cloud.NEBIUS:
+            return False  # it serves the shared filesystem only a NebiusCluster mounts
         if component is Component.AI_GATEWAY and not self.enabled(Component.ENVOY_GATEWAY):
             return False  # it extends the Envoy Gateway this stack installs and configures
         return self.setting(component).enabled
@@ -404,6 +416,8 @@ def plan(stack: Stack) -> tuple[Step, ...]:
         steps.extend(_dra_driver(stack))
     if stack.enabled(Component.DRANET):
         steps.append(_release(stack, DRANET))
+    if stack.enabled(Component.CSI_MOUNTED_FS_PATH):
+        steps.append(_release(stack, CSI_MOUNTED_FS_PATH))
     steps.extend(_gateway(stack, {s.key for s in steps}))
     if stack.cloud is Cloud.AKS:
         steps.append(_aks_storage_class(stack))
@@ -570,6 +584,10 @@ def _values(stack: Stack, release: str) -> dict[str, Any]:
         case "aws-dranet":
             # EFA nodes are GPU nodes, tainted; the chart picks EFA instance types itself.
             return {"tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}
+        case "csi-mounted-fs-path":
+            # Each volume is a directory under dataDir: it must be on the shared
+            # filesystem every node group mounts, so all nodes see the same volumes.
+            return {"dataDir": nebius.CSI_DATA_DIR}
         case _:
             return {}
 

@@ -7,6 +7,27 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
+class AiGateway(BaseModel):
+    """
+    The Envoy AI Gateway (CRDs and controller), which serves InferencePool backends for Envoy Gateway and OpenAI-style routes by model. Needs envoyGateway.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Annotated[
+        bool | None, Field(description="Install it. Turn off only what the cluster already has.")
+    ] = True
+    version: Annotated[
+        str | None,
+        Field(
+            description="The chart or release version. Unset uses the version Modelplane pins.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
+
+
 class CertManager(BaseModel):
     """
     cert-manager, for the webhooks and certificates the other components need.
@@ -28,9 +49,30 @@ class CertManager(BaseModel):
     ] = None
 
 
+class CsiMountedFsPath(BaseModel):
+    """
+    Nebius' csi-mounted-fs-path CSI driver, which serves the modelplane-rwx-fs StorageClass from the shared filesystem every node group mounts (Nebius only).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Annotated[
+        bool | None, Field(description="Install it. Turn off only what the cluster already has.")
+    ] = True
+    version: Annotated[
+        str | None,
+        Field(
+            description="The chart or release version. Unset uses the version Modelplane pins.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
+
+
 class Dranet(BaseModel):
     """
-    DRANET, the DRA driver for network devices such as EFA.
+    DRANET, the DRA driver for network devices such as EFA (EKS only).
     """
 
     model_config = ConfigDict(
@@ -51,7 +93,7 @@ class Dranet(BaseModel):
 
 class EnvoyGateway(BaseModel):
     """
-    Envoy Gateway, the cluster's gateway that routes each replica's path to its engine.
+    Envoy Gateway, the cluster's gateway that routes each replica's path to its InferencePool, with its extension manager pointed at the Envoy AI Gateway.
     """
 
     model_config = ConfigDict(
@@ -72,7 +114,7 @@ class EnvoyGateway(BaseModel):
 
 class GatewayApi(BaseModel):
     """
-    The Gateway API CRDs.
+    The Gateway API CRDs (standard channel), from Envoy Gateway's CRD chart with Envoy Gateway's own; that chart moves with envoyGateway's version.
     """
 
     model_config = ConfigDict(
@@ -93,7 +135,7 @@ class GatewayApi(BaseModel):
 
 class InferenceExtension(BaseModel):
     """
-    llm-d's inference-aware routing (InferencePool, endpoint picker) for PrefillDecode.
+    The Gateway API Inference Extension CRDs (InferencePool, InferenceObjective), applied by a Job: every replica's route targets an InferencePool served by llm-d's endpoint picker, Unified and PrefillDecode alike.
     """
 
     model_config = ConfigDict(
@@ -133,9 +175,30 @@ class LeaderWorkerSet(BaseModel):
     ] = None
 
 
+class NodeFeatureDiscovery(BaseModel):
+    """
+    node-feature-discovery, whose PCI labels tell the NVIDIA DRA driver which nodes have GPUs.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Annotated[
+        bool | None, Field(description="Install it. Turn off only what the cluster already has.")
+    ] = True
+    version: Annotated[
+        str | None,
+        Field(
+            description="The chart or release version. Unset uses the version Modelplane pins.",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
+
+
 class NvidiaDraDriver(BaseModel):
     """
-    NVIDIA's DRA driver, which publishes the GPUs that engines claim.
+    NVIDIA's DRA driver, which publishes the GPUs that engines claim, with the ResourceQuota its critical pods need in its namespace.
     """
 
     model_config = ConfigDict(
@@ -183,6 +246,14 @@ class Components(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    ai_gateway: Annotated[
+        AiGateway | None,
+        Field(
+            alias="aiGateway",
+            description="The Envoy AI Gateway (CRDs and controller), which serves InferencePool backends for Envoy Gateway and OpenAI-style routes by model. Needs envoyGateway.",
+            validate_default=True,
+        ),
+    ] = {}
     cert_manager: Annotated[
         CertManager | None,
         Field(
@@ -191,10 +262,18 @@ class Components(BaseModel):
             validate_default=True,
         ),
     ] = {}
+    csi_mounted_fs_path: Annotated[
+        CsiMountedFsPath | None,
+        Field(
+            alias="csiMountedFsPath",
+            description="Nebius' csi-mounted-fs-path CSI driver, which serves the modelplane-rwx-fs StorageClass from the shared filesystem every node group mounts (Nebius only).",
+            validate_default=True,
+        ),
+    ] = {}
     dranet: Annotated[
         Dranet | None,
         Field(
-            description="DRANET, the DRA driver for network devices such as EFA.",
+            description="DRANET, the DRA driver for network devices such as EFA (EKS only).",
             validate_default=True,
         ),
     ] = {}
@@ -202,19 +281,23 @@ class Components(BaseModel):
         EnvoyGateway | None,
         Field(
             alias="envoyGateway",
-            description="Envoy Gateway, the cluster's gateway that routes each replica's path to its engine.",
+            description="Envoy Gateway, the cluster's gateway that routes each replica's path to its InferencePool, with its extension manager pointed at the Envoy AI Gateway.",
             validate_default=True,
         ),
     ] = {}
     gateway_api: Annotated[
         GatewayApi | None,
-        Field(alias="gatewayAPI", description="The Gateway API CRDs.", validate_default=True),
+        Field(
+            alias="gatewayAPI",
+            description="The Gateway API CRDs (standard channel), from Envoy Gateway's CRD chart with Envoy Gateway's own; that chart moves with envoyGateway's version.",
+            validate_default=True,
+        ),
     ] = {}
     inference_extension: Annotated[
         InferenceExtension | None,
         Field(
             alias="inferenceExtension",
-            description="llm-d's inference-aware routing (InferencePool, endpoint picker) for PrefillDecode.",
+            description="The Gateway API Inference Extension CRDs (InferencePool, InferenceObjective), applied by a Job: every replica's route targets an InferencePool served by llm-d's endpoint picker, Unified and PrefillDecode alike.",
             validate_default=True,
         ),
     ] = {}
@@ -226,11 +309,19 @@ class Components(BaseModel):
             validate_default=True,
         ),
     ] = {}
+    node_feature_discovery: Annotated[
+        NodeFeatureDiscovery | None,
+        Field(
+            alias="nodeFeatureDiscovery",
+            description="node-feature-discovery, whose PCI labels tell the NVIDIA DRA driver which nodes have GPUs.",
+            validate_default=True,
+        ),
+    ] = {}
     nvidia_dra_driver: Annotated[
         NvidiaDraDriver | None,
         Field(
             alias="nvidiaDRADriver",
-            description="NVIDIA's DRA driver, which publishes the GPUs that engines claim.",
+            description="NVIDIA's DRA driver, which publishes the GPUs that engines claim, with the ResourceQuota its critical pods need in its namespace.",
             validate_default=True,
         ),
     ] = {}
@@ -354,7 +445,7 @@ class Spec(BaseModel):
     versions: Annotated[
         dict[str, VersionsAdditionalProperty] | None,
         Field(
-            description="Versions by component, e.g. gatewayApi, certManager, envoyGateway; each overrides the version Modelplane pins (as components.<name>.version does).",
+            description="Versions by component name (as under components, case aside: gatewayApi is gatewayAPI), e.g. certManager, envoyGateway; each overrides the version Modelplane pins unless components.<name>.version is set. gatewayApi names the Gateway API release Envoy Gateway's CRD chart bundles: a different one is reported, not installed (choose the envoyGateway version instead).",
             max_length=32,
         ),
     ] = None
@@ -383,7 +474,7 @@ class Status(BaseModel):
 
 class ServingStack(BaseModel):
     """
-    The serving substrate of one inference cluster: LeaderWorkerSet, Gateway API, Envoy Gateway, cert-manager, Prometheus, DRA drivers and inference-aware routing.
+    The serving substrate of one inference cluster: cert-manager, the Gateway API and Inference Extension CRDs, Envoy Gateway with the Envoy AI Gateway (InferencePool routing), LeaderWorkerSet, Prometheus, node-feature-discovery, DRA drivers and, on Nebius, the shared filesystem's CSI driver.
     """
 
     model_config = ConfigDict(
