@@ -68,7 +68,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     classes = _classes(req, rsp)
     status: dict[str, Any] = {}
     published, problems = domain.gpu_pools(pools, classes)
-    status["gpuPools"] = _with_flapping_pools(xr, pools, published)
+    status["gpuPools"] = domain.keep_flapping_pools(
+        pools, published, (xr.get("status") or {}).get("gpuPools") or []
+    )
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:
         problems += domain.provisioning_problems(source, pools, classes)
@@ -102,26 +104,6 @@ def _hold_while_used(
         kit.set_condition(rsp, "InUse", True, "InUse", f"deletion is blocked: used by {listed}")
     else:
         kit.set_condition(rsp, "InUse", False, "Unused", "nothing uses the cluster")
-
-
-def _with_flapping_pools(
-    xr: dict[str, Any], pools: list[domain.Pool], published: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Keep publishing a pool still in the spec whose class can't be read right now.
-
-    Replicas are pinned to published pools; a class that is missing for a moment (being
-    replaced, say) must not make them move. A pool removed from the spec goes.
-    """
-    fresh = {p["name"] for p in published}
-    shown = (xr.get("status") or {}).get("gpuPools") or []
-    before = {p.get("name"): p for p in shown if isinstance(p, dict)}
-    out = []
-    for pool in pools:
-        if pool.name in fresh:
-            out.append(next(p for p in published if p["name"] == pool.name))
-        elif pool.name in before:
-            out.append(before[pool.name])
-    return out
 
 
 def _classes(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:

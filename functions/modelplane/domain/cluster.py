@@ -109,6 +109,27 @@ def gpu_pools(
     return published, problems
 
 
+def keep_flapping_pools(
+    pools: Sequence[Pool], published: Sequence[Mapping[str, Any]], shown: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Return ``status.gpuPools``: each pool in spec order, freshly published, or else as
+    it was shown before (a pool still in the spec whose class can't be read right now).
+
+    Replicas are pinned to published pools; a class that is missing for a moment (being
+    replaced, say) must not make them move. A pool removed from the spec goes.
+
+    Args:
+        pools: The cluster's pools, in spec order.
+        published: What :func:`gpu_pools` published now.
+        shown: The ``status.gpuPools`` published before (entries that aren't mappings
+            are ignored).
+    """
+    fresh = {p["name"]: dict(p) for p in published}
+    before = {p.get("name"): dict(p) for p in shown if isinstance(p, Mapping)}
+    kept = (fresh.get(pool.name) or before.get(pool.name) for pool in pools)
+    return [p for p in kept if p is not None]
+
+
 def provisioning_problems(
     source: str, pools: Sequence[Pool], classes: Mapping[str, Mapping[str, Any]]
 ) -> list[Problem]:

@@ -423,16 +423,15 @@ class World:
             )
         classes = {n: c.get("spec") or {} for n, c in self.classes.items()}
         published, _ = cluster_domain.gpu_pools(pools, classes)
-        fresh = {p["name"]: p for p in published}
         status = doc.get("status")
         if status is None:
             status = {}
         elif not isinstance(status, dict):
             msg = f"{where}: InferenceCluster {name}: status must be a mapping"
             raise sc.ScenarioError(msg)
-        before = {p.get("name"): p for p in status.get("gpuPools") or [] if isinstance(p, Mapping)}
-        shown = [fresh.get(p.name) or before.get(p.name) for p in pools]
-        gpu_pools = [p for p in shown if p is not None]
+        gpu_pools = cluster_domain.keep_flapping_pools(
+            pools, published, status.get("gpuPools") or []
+        )
         if status.get("gpuPools") != gpu_pools:
             doc = copy.deepcopy(doc)
             doc["status"] = {**status, "gpuPools": gpu_pools}
