@@ -91,7 +91,7 @@ render: installed tools ## Render an example offline: make render EXAMPLE=<dir o
 
 .PHONY: test
 test: setup ## Run the test suite.
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/package $(PYTEST_ARGS)  # tests/package: make package-test
 
 .PHONY: lint
 lint: $(INSTALLED) ## ruff (lint and format check) and mypy.

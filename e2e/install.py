@@ -4,7 +4,7 @@
    Go module, provider-helm's and the clouds' from ``../shared/crds/`` (conversion
    webhooks off: no provider pods serve them).
 2. Our packages, pushed to the local registry: the Configuration (``crossplane.yaml``
-   + ``apis/``, assembled verbatim: see :func:`build_packages`), and, built with
+   + ``apis/``, built as ``make package`` builds it: see :func:`build_packages`), and, built with
    ``crank xpkg build``, one Function package per
    ``package/functions/<kind>/`` (package-only: the External runtime serves them), and
    package-only Providers for provider-kubernetes and provider-helm (their CRDs are
@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import argparse
 import copy
-import io
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -120,20 +118,11 @@ def build_packages(out: Path) -> dict[str, Path]:
     empty.mkdir()
     built: dict[str, Path] = {}
 
-    # The Configuration: its metadata, then every XRD and Composition, verbatim, as one
-    # layer holding package.yaml. Not `crank xpkg build`: crank v2.2.1 (the newest the
-    # module proxy serves) re-encodes each object with its own v2.2 types and drops what
-    # they lack, e.g. an XRD's versions[].subresources.scale (Crossplane v2.3), which
-    # would cost ModelDeployment its scale subresource. A package-only xpkg is just that
-    # layer; Crossplane reads package.yaml from the image's filesystem.
-    docs = [(ROOT / "crossplane.yaml").read_text()]
-    for api in sorted((ROOT / "apis").iterdir()):
-        for name in ("definition.yaml", "composition.yaml"):
-            if (api / name).exists():
-                docs.append((api / name).read_text())
-    layer = out / "modelplane-layer.tar"
-    _tar_one(layer, "package.yaml", "\n---\n".join(d.strip() + "\n" for d in docs).encode())
-    built["modelplane/modelplane"] = layer
+    # The Configuration exactly as `make package` builds it (tools/package/xpkg.py: the
+    # objects verbatim, since crank v2.2.1 drops an XRD's subresources.scale).
+    conf = out / "modelplane.xpkg"
+    run(sys.executable, ROOT / "tools" / "package" / "xpkg.py", "configuration", conf)
+    built["modelplane/modelplane"] = conf
 
     for fn in sorted((ROOT / "package" / "functions").iterdir()):
         meta = next(documents(fn / "crossplane.yaml"))
@@ -175,25 +164,12 @@ def build_packages(out: Path) -> dict[str, Path]:
     return built
 
 
-def _tar_one(path: Path, name: str, data: bytes) -> None:
-    """A reproducible tar holding one file."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = 0o644
-    info.mtime = 0
-    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
-        tar.addfile(info, io.BytesIO(data))
-
-
 def push_packages(built: dict[str, Path], registry: str, ours: str) -> None:
     crane = os.environ.get("E2E_CRANE", "crane")
     for repo, path in built.items():
         tag = PROVIDERS.get(repo, ours)
         ref = f"{registry}/{repo}:{tag}"
-        if path.suffix == ".tar":  # a bare layer: an image of that one layer
-            run(crane, "append", "--insecure", "--oci-empty-base", "-f", path, "-t", ref)
-        else:
-            run(crane, "push", "--insecure", path, ref)
+        run(crane, "push", "--insecure", path, ref)
     log(f"pushed {len(built)} packages to {registry}")
 
 
