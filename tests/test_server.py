@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, cast
 
+import grpc
 import pydantic
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -15,6 +19,7 @@ from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
 from modelplane.domain import naming
+from modelplane.domain.dra import cel
 
 from tests.requests import as_dict, request
 
@@ -286,3 +291,125 @@ def test_identify_reads_any_shape(xr: dict[str, Any], want: tuple[str, str]) -> 
 )
 def test_field_path(loc: tuple[int | str, ...], want: str) -> None:
     assert kit.field_path(loc) == want
+
+
+# --- deadlines and concurrency ----------------------------------------------------------------
+
+
+class _Context:
+    """What RunFunction reads of a gRPC call: its deadline, and abort."""
+
+    def __init__(self, remaining: float | None) -> None:
+        self.remaining = remaining
+        self.aborted: tuple[grpc.StatusCode, str] | None = None
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+    async def abort(self, code: grpc.StatusCode, details: str) -> None:
+        self.aborted = (code, details)
+        raise _AbortedError
+
+
+class _AbortedError(Exception):
+    pass
+
+
+class _Spinner:
+    """A compose that works until its call is over, noting what it observed."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.stopped = threading.Event()
+        self.started = threading.Event()
+
+    def __call__(self, req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del req, rsp
+        self.started.set()
+        try:
+            while True:
+                cel.check_call_deadline()
+                self.rounds += 1
+                time.sleep(0.01)
+        except cel.Cancelled:
+            self.stopped.set()
+            raise
+
+
+def test_a_call_past_its_deadline_stops_its_work_and_says_so() -> None:
+    spinner = _Spinner()
+    runner = server.FunctionRunner({"InferenceClass": spinner})
+    context = _Context(remaining=0.2)
+    with pytest.raises(_AbortedError):
+        asyncio.run(runner.RunFunction(request(CLASS), cast("Any", context)))
+    assert spinner.stopped.is_set(), "the compose observed the deadline"
+    assert context.aborted == (grpc.StatusCode.DEADLINE_EXCEEDED, server.DEADLINE_MESSAGE)
+    runner.close()
+
+
+def test_a_call_its_client_cancels_stops_its_work() -> None:
+    spinner = _Spinner()
+    runner = server.FunctionRunner({"InferenceClass": spinner})
+
+    async def cancel_midway() -> None:
+        call = asyncio.ensure_future(runner.RunFunction(request(CLASS), None))
+        await asyncio.get_running_loop().run_in_executor(None, spinner.started.wait)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancel_midway())
+    assert spinner.stopped.wait(60), "the compose observed the cancellation"
+    runner.close()
+
+
+def test_a_call_without_a_deadline_runs_to_the_end() -> None:
+    runner = server.FunctionRunner(registry.COMPOSERS)
+    rsp = asyncio.run(runner.RunFunction(request(CLASS), cast("Any", _Context(remaining=None))))
+    assert _fatal(rsp) == []
+    runner.close()
+
+
+def test_a_slow_call_does_not_hold_back_a_cheap_one() -> None:
+    """Both run on the pool: the cheap call finishes while the slow one still works."""
+    release = threading.Event()
+    order: list[str] = []
+
+    def slow(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del req, rsp
+        release.wait(60)
+        order.append("slow")
+
+    def cheap(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        del req, rsp
+        order.append("cheap")
+        release.set()
+
+    runner = server.FunctionRunner({"InferenceClass": slow, "ModelService": cheap})
+
+    async def both() -> None:
+        slow_call = asyncio.ensure_future(runner.RunFunction(request(CLASS), None))
+        await asyncio.sleep(0)
+        await runner.RunFunction(request({**CLASS, "kind": "ModelService"}), None)
+        await slow_call
+
+    asyncio.run(both())
+    assert order == ["cheap", "slow"]
+    runner.close()
+
+
+def test_disk_verdicts_are_shared_through_their_folder(tmp_path: Path) -> None:
+    writer, reader = server.DiskVerdicts(tmp_path), server.DiskVerdicts(tmp_path)
+    verdict = cel.Verdict(False, "selector 'x' ran out of its evaluation budget", 12)
+    assert reader.get("k") is None
+    writer.put("k", verdict)
+    assert reader.get("k") == verdict
+    assert [p.name for p in tmp_path.iterdir()] == ["k"], "no partial file left behind"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "{", '{"matched": "yes"}', '{"matched": true, "error": 3}'], ids=repr
+)
+def test_a_damaged_disk_verdict_reads_as_absent(tmp_path: Path, text: str) -> None:
+    (tmp_path / "k").write_text(text)
+    assert server.DiskVerdicts(tmp_path).get("k") is None

@@ -2,9 +2,18 @@
 
 The flags follow the Crossplane function template so operators find what they expect.
 The server is the SDK's (``crossplane.function.runtime.serve``: the v1 and v1beta1
-FunctionRunner services and reflection, SIGTERM stops it gracefully) with two changes:
-it decodes requests as deeply nested as Kubernetes objects can be, from a thread with
-the stack that takes, and it refuses an address another process already listens on.
+FunctionRunner services and reflection, SIGTERM stops it gracefully) with three changes:
+it decodes requests as deeply nested as Kubernetes objects can be, from threads with
+the stack that takes; it refuses an address another process already listens on; and
+``--workers N`` composes in N processes, so N calls compute in parallel.
+
+With more than one worker this process serves gRPC and only moves bytes: each call's
+request goes, undecoded, to the least busy worker process, and its response comes back
+the same way (:class:`modelplane.server.ComputePool`). So calls run in parallel even
+when they share one connection, as all of a Crossplane pod's calls to a Function do
+(processes sharing the port with SO_REUSEPORT would split connections, not calls).
+A worker that dies is replaced; on SIGTERM the workers stop with the server; one whose
+server dies is stopped by the kernel (PR_SET_PDEATHSIG): no orphans.
 
 A startup failure (bad flag, unknown function, missing or unreadable certificates, an
 address that cannot be bound) is one line on stderr and a non-zero exit.
@@ -16,14 +25,15 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import signal
 import ssl
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 import grpc
@@ -48,6 +58,7 @@ SERVER_STACK_BYTES = 64 * 1024 * 1024
 CERT_FILES = ("tls.crt", "tls.key", "ca.crt")
 SHUTDOWN_GRACE_SECONDS = runtime.SHUTDOWN_GRACE_PERIOD_SECONDS
 _JOIN_POLL_SECONDS = 0.5
+_RUNNERS = [n for n in runtime.SERVICE_NAMES if n.endswith(".FunctionRunnerService")]
 _PORTED = re.compile(r"(?:dns:(?:///)?|ipv4:|ipv6:)?(?:\[[^\]]*\]|[^:\[\]]*):(\d+)")
 
 
@@ -81,6 +92,13 @@ class StartupError(Exception):
     show_default=True,
     help="Largest gRPC message, in bytes, the server receives or sends.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes serving calls in parallel on the one port "
+    "(default: the CPUs this process may run on).",
+)
 def cli(
     functions: tuple[str, ...],
     debug: bool,
@@ -88,6 +106,7 @@ def cli(
     tls_certs_dir: str | None,
     insecure: bool,
     max_message_size: int,
+    workers: int | None,
 ) -> None:
     """Serve the named Modelplane functions (default: all of them).
 
@@ -103,9 +122,15 @@ def cli(
         ("grpc.max_receive_message_length", max_message_size),
         ("grpc.max_send_message_length", max_message_size),
     ]
+    count = workers or default_workers()
     try:
         creds = None if insecure else load_credentials(tls_certs_dir or "")
-        serve(FunctionRunner(composers), address, creds=creds, options=options)
+        if count == 1:
+            serve(FunctionRunner(composers), address, creds=creds, options=options)
+        else:
+            serve_workers(
+                composers, address, creds=creds, options=options, workers=count, debug=debug
+            )
     except StartupError as exc:
         _die(str(exc))
     except Exception as exc:  # anything else still ends in one line, not a traceback
@@ -115,6 +140,14 @@ def cli(
 def _die(message: str) -> None:
     click.echo(f"modelplane-function: {message}", err=True)
     sys.exit(1)
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (its affinity, which containers narrow)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def select(functions: tuple[str, ...]) -> dict[str, registry.Compose]:
@@ -187,7 +220,7 @@ def _check_pem(folder: Path, where: str) -> None:
 
 
 def serve(
-    runner: grpcv1.FunctionRunnerServiceServicer,
+    runner: grpcv1.FunctionRunnerServiceServicer | server.ComputePool,
     address: str,
     *,
     creds: grpc.ServerCredentials | None,
@@ -195,9 +228,11 @@ def serve(
 ) -> None:
     """Serve ``runner`` on ``address`` until SIGTERM or SIGINT, then stop gracefully.
 
-    Without ``creds`` the server is insecure. It runs on its own thread, with a stack
-    large enough for the deepest request (:data:`SERVER_STACK_BYTES`); this thread
-    waits for it and turns the signals into a graceful stop.
+    Without ``creds`` the server is insecure. It runs on its own thread, and calls on
+    threads of their own, each with a stack large enough for the deepest request
+    (:data:`SERVER_STACK_BYTES`); this thread waits for it and turns the signals into
+    a graceful stop. ``runner`` is a servicer composing in this process, or a pool of
+    worker processes the calls' bytes are handed to.
 
     Raises:
         StartupError: the address cannot be bound or the credentials are refused.
@@ -206,48 +241,73 @@ def serve(
     server.allow_deep_messages()
     stopper = _Stopper()
     failures: list[BaseException] = []
+    config = _Config(address, creds, [*options])
 
     def run() -> None:
         try:
-            asyncio.run(_serve(runner, address, creds, [*options], stopper))
+            asyncio.run(_serve(runner, config, stopper))
         except BaseException as exc:  # handed to the waiting thread
             failures.append(exc)
 
     handlers = {sig: signal.signal(sig, stopper.request) for sig in (signal.SIGTERM, signal.SIGINT)}
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(server.SWITCH_INTERVAL_SECONDS)
     try:
-        thread = _start_thread(run, SERVER_STACK_BYTES)
-        while thread.is_alive():
-            thread.join(_JOIN_POLL_SECONDS)
+        with _thread_stacks(SERVER_STACK_BYTES):  # the server's and the calls' threads
+            thread = _start_thread(run)
+            while thread.is_alive():
+                thread.join(_JOIN_POLL_SECONDS)
     finally:
+        sys.setswitchinterval(switch)
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+        closing = getattr(runner, "close", None)
+        if closing is not None:
+            closing()
     if failures:
         raise failures[0]
 
 
+class _Config(NamedTuple):
+    address: str
+    creds: grpc.ServerCredentials | None
+    options: list[tuple[str, Any]]
+
+
 async def _serve(
-    runner: grpcv1.FunctionRunnerServiceServicer,
-    address: str,
-    creds: grpc.ServerCredentials | None,
-    options: list[tuple[str, Any]],
+    runner: grpcv1.FunctionRunnerServiceServicer | server.ComputePool,
+    config: _Config,
     stopper: _Stopper,
 ) -> None:
     # gRPC shares a port between processes by default (SO_REUSEPORT): a second server
     # on a busy port would start and silently take half its traffic.
-    grpc_server = grpc.aio.server(options=[*options, ("grpc.so_reuseport", 0)])
-    add_v1: Any = grpcv1.add_FunctionRunnerServiceServicer_to_server
-    add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
-    add_v1(runner, grpc_server)
-    add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
+    grpc_server = grpc.aio.server(options=[*config.options, ("grpc.so_reuseport", 0)])
+    if isinstance(runner, server.ComputePool):
+        runner.attach(asyncio.get_running_loop())
+        # Bytes in, bytes out: v1 and v1beta1 messages are the same on the wire.
+        raw = grpc.unary_unary_rpc_method_handler(runner.run)
+        grpc_server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler(s, {"RunFunction": raw}) for s in _RUNNERS]
+        )
+    else:
+        add_v1: Any = grpcv1.add_FunctionRunnerServiceServicer_to_server
+        add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
+        add_v1(runner, grpc_server)
+        add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
     reflection.enable_server_reflection(runtime.SERVICE_NAMES, grpc_server)
-    _bind(grpc_server, address, creds)
+    _bind(grpc_server, config.address, config.creds)
     stop = asyncio.Event()
     await grpc_server.start()
     try:
         stopper.attach(asyncio.get_running_loop(), stop)
         await stop.wait()
     finally:
-        await grpc_server.stop(grace=SHUTDOWN_GRACE_SECONDS)
+        stopping = grpc_server.stop(grace=SHUTDOWN_GRACE_SECONDS)
+        cancel_all = getattr(runner, "cancel_all", None)
+        if cancel_all is not None:
+            # Calls still computing when the grace period ends stop at a safe point.
+            asyncio.get_running_loop().call_later(SHUTDOWN_GRACE_SECONDS, cancel_all)
+        await stopping
 
 
 def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None) -> None:
@@ -307,17 +367,23 @@ def _stderr_captured() -> Iterator[Callable[[], str]]:
             text.append(sink.read().decode(errors="replace"))
 
 
-def _start_thread(target: Callable[[], None], stack_bytes: int) -> threading.Thread:
-    """Start a thread with a stack of ``stack_bytes`` (the platform's default if refused)."""
+def _start_thread(target: Callable[[], None]) -> threading.Thread:
     thread = threading.Thread(target=target, name="modelplane-function", daemon=True)
+    thread.start()
+    return thread
+
+
+@contextlib.contextmanager
+def _thread_stacks(stack_bytes: int) -> Iterator[None]:
+    """Threads started in the block get stacks of ``stack_bytes`` (the platform's default
+    if refused): the server's, and the pool's that compose calls, started as needed."""
     previous = threading.stack_size()
     with contextlib.suppress(ValueError, RuntimeError):  # the platform sets stacks itself
         threading.stack_size(stack_bytes)
     try:
-        thread.start()  # the stack size applies to threads started from now on
+        yield
     finally:
         threading.stack_size(previous)
-    return thread
 
 
 class _Stopper:
@@ -346,3 +412,41 @@ class _Stopper:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+# --- workers ----------------------------------------------------------------------------------
+
+
+def serve_workers(
+    composers: Mapping[str, registry.Compose],
+    address: str,
+    *,
+    creds: grpc.ServerCredentials | None,
+    options: Sequence[tuple[str, Any]] = (),
+    workers: int,
+    debug: bool = False,
+) -> None:
+    """Serve on ``address``, composing in ``workers`` processes, until SIGTERM or SIGINT.
+
+    This process serves gRPC (so the address is this process's alone, as with one
+    worker) and hands each call's bytes to the least busy worker (see
+    :class:`modelplane.server.ComputePool`); on SIGTERM it stops taking calls, lets
+    those in progress finish (the grace period), then stops the workers.
+
+    Raises:
+        StartupError: a worker cannot start, or the address cannot be bound.
+    """
+    _check_port(address)
+    # Removed by this process only (a TemporaryDirectory's finalizer could run elsewhere).
+    verdicts = Path(tempfile.mkdtemp(prefix="modelplane-verdicts-"))
+    pool = server.ComputePool(sorted(composers), workers, verdicts=verdicts, debug=debug)
+    try:
+        try:
+            pool.start()
+        except server.PoolError as exc:
+            msg = f"cannot start the workers: {exc}"
+            raise StartupError(msg) from None
+        serve(pool, address, creds=creds, options=options)
+    finally:
+        pool.close()
+        shutil.rmtree(verdicts, ignore_errors=True)

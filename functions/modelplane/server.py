@@ -4,13 +4,36 @@ Every failure becomes a result, never a crash, and no result carries a Python
 exception's text: a request the models reject is a Fatal result that names the object
 and each bad field; anything else unexpected is a Fatal result that names the composite
 and where the function failed, with the traceback in the function's log.
+
+Calls run on a pool of threads, not on the server's event loop: a slow call (a fleet,
+a costly selector) never holds a cheap one back, and the loop keeps accepting calls.
+A call whose client deadline passes (or whose client gives up) stops at the next safe
+point (before and after composing, and at every selector evaluation loop; see
+``modelplane.domain.dra.cel.call_deadline``) and ends with DEADLINE_EXCEEDED.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import ctypes
+import functools
 import importlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 import traceback
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -21,10 +44,12 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2 as structpb
 from google.protobuf.internal import api_implementation
+from google.protobuf.message import DecodeError
 
 from modelplane import registry
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
+from modelplane.domain.dra import cel
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
 """How deeply Kubernetes lets a JSON document nest: ``maxDepth`` of
@@ -39,6 +64,11 @@ UPB_MAX_DEPTH = 65_535
 default is 100, some 32 JSON levels): a Kubernetes object at its deepest fits."""
 
 _RECURSION_FRAMES = 12
+
+COMPOSE_THREADS = 32
+"""Calls one process composes at once. Threads share one core (the GIL), so more of
+them cost no speed; they let a cheap call be answered while slow ones run. Requests are
+already decoded when they wait, so this bounds nothing about memory."""
 
 
 def allow_deep_messages() -> None:
@@ -65,16 +95,90 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     accept, so one kind's load never slows another's.
     """
 
-    def __init__(self, composers: Mapping[str, Compose] | None = None) -> None:
+    def __init__(
+        self, composers: Mapping[str, Compose] | None = None, *, threads: int = COMPOSE_THREADS
+    ) -> None:
         """Create a runner for the given kinds (default: every registered kind)."""
         self.composers = dict(registry.COMPOSERS if composers is None else composers)
         self.log = logging.get_logger()
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._running: set[cel.CallBudget] = set()
 
     async def RunFunction(  # noqa: N802  # the gRPC method name
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+        self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None
     ) -> fnv1.RunFunctionResponse:
-        """Run the function for the request's composite kind."""
-        return run(req, self.composers, self.log)
+        """Run the function for the request's composite kind on the thread pool.
+
+        A call whose deadline passes, or whose client cancels it, stops computing;
+        the client sees DEADLINE_EXCEEDED (or has gone already).
+        """
+        budget = cel.CallBudget(deadline_of(context))
+        work = functools.partial(run_within, budget, req, self.composers, self.log)
+        with self._lock:
+            self._running.add(budget)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor(), work)
+        except asyncio.CancelledError:
+            budget.cancel()  # the client went away: stop the work, nobody waits for it
+            raise
+        except cel.Cancelled:
+            self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
+            if context is None:
+                raise
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, DEADLINE_MESSAGE)
+            raise  # abort raises; this is for the type checker
+        finally:
+            with self._lock:
+                self._running.discard(budget)
+
+    def cancel_all(self) -> None:
+        """Stop every call in progress at its next safe point (the server is stopping)."""
+        with self._lock:
+            for budget in self._running:
+                budget.cancel()
+
+    def close(self) -> None:
+        """Cancel what runs and release the threads."""
+        self.cancel_all()
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="compose")
+            return self._pool
+
+
+DEADLINE_MESSAGE = "the call's deadline passed before the function finished; nothing was composed"
+
+
+def deadline_of(context: grpc.aio.ServicerContext | None) -> float:
+    """The call's deadline as a :func:`time.monotonic` instant (infinity: none)."""
+    remaining = context.time_remaining() if context is not None else None
+    return math.inf if remaining is None else time.monotonic() + remaining
+
+
+def run_within(
+    budget: cel.CallBudget,
+    req: fnv1.RunFunctionRequest,
+    composers: Mapping[str, Compose],
+    log: Any = None,
+) -> fnv1.RunFunctionResponse:
+    """:func:`run` under a call budget; checked before and after composing.
+
+    Raises:
+        cel.Cancelled: the call is over; its answer would reach nobody.
+    """
+    with cel.call_deadline(budget):
+        cel.check_call_deadline()
+        rsp = run(req, composers, log)
+        cel.check_call_deadline()
+    return rsp
 
 
 def run(
@@ -165,3 +269,368 @@ def failed_in(tb: TracebackType | None) -> str:
         if module.startswith("modelplane.") and module != __name__:
             where = f"{module}.{frame.f_code.co_name}"
     return where
+
+
+class DiskVerdicts:
+    """Verdicts of costly selectors shared by one server's worker processes.
+
+    A selector near the cost limit may take its whole evaluation budget on a device;
+    with this store each (selector, device) is evaluated once by the whole server, not
+    once per worker. One small JSON file per verdict in a folder the supervisor creates
+    and removes; written whole then renamed, so a reader sees a verdict or nothing.
+    """
+
+    MAX_WRITES = 65_536
+    """Verdicts one process writes at most (each a few hundred bytes)."""
+
+    def __init__(self, folder: Path) -> None:
+        """Keep verdicts in ``folder`` (which must exist)."""
+        self.folder = folder
+        self._writes = 0
+
+    def get(self, key: str) -> cel.Verdict | None:
+        """The verdict under ``key``; None when absent or unreadable."""
+        try:
+            data = json.loads((self.folder / key).read_text())
+        except (OSError, ValueError):
+            return None
+        matched, error, cost = data.get("matched"), data.get("error"), data.get("cost")
+        if not isinstance(matched, bool) or not isinstance(error, (str, type(None))):
+            return None
+        return cel.Verdict(matched, error, cost if isinstance(cost, int) else None)
+
+    def put(self, key: str, verdict: cel.Verdict) -> None:
+        """Keep ``verdict`` (best effort: a full disk only costs re-evaluation)."""
+        if self._writes >= self.MAX_WRITES:
+            return
+        self._writes += 1
+        text = json.dumps(
+            {"matched": verdict.matched, "error": verdict.error, "cost": verdict.cost}
+        )
+        partial = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}"
+        try:
+            partial.write_text(text)
+            partial.replace(self.folder / key)
+        except OSError:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+
+
+# --- compute processes --------------------------------------------------------------------------
+
+WORKER_STACK_BYTES = 64 * 1024 * 1024
+"""A compute thread's stack: decoding the deepest request takes some 16 MiB
+(:func:`allow_deep_messages`). Address space only: what a request uses is touched."""
+SWITCH_INTERVAL_SECONDS = 0.001
+"""How long a thread holds the GIL while others wait (Python's default: 5 ms). A cheap
+call passes the GIL between threads a few dozen times: behind four busy threads it
+waited some 500 ms at 5 ms, 25 ms at 1 ms (benches/bench_server.py)."""
+WORKER_STARTUP_SECONDS = 120.0
+"""How long a compute process may take to start (a loaded machine is slow)."""
+WORKER_STOP_SECONDS = 30.0
+"""How long a stopping compute process may take to finish what it composes."""
+RESTARTS_PER_MINUTE = 5
+"""A compute process that dies is replaced; more deaths than this in a minute are
+reported as the pool failing (calls then answer UNAVAILABLE until one starts)."""
+WORKER_DIED_MESSAGE = "the function's worker process exited while composing; nothing was composed"
+_READY = "ready"
+_CANCEL = None
+_STOP = (0, 0.0, None)
+"""Call ids start at 1: this message asks a worker to stop. (Closing the pipe would not
+reach it while a reader thread here is blocked on the pipe.)"""
+
+
+class PoolError(Exception):
+    """The compute processes cannot start; the message says why in one line."""
+
+
+class ComputePool:
+    """Compose calls in N worker processes; the serving process only moves bytes.
+
+    Requests reach a worker as the bytes gRPC received (the serving process never
+    decodes them) and the response comes back as bytes, so N calls compute on N cores
+    whatever connection they came on: Crossplane sends all of a Function's calls on one
+    HTTP/2 connection per pod. Each call goes to the worker with the fewest calls in
+    progress (ties to the first, so calls one at a time find one worker's caches warm);
+    a worker composes several at once on threads, so a cheap call is never stuck
+    behind slow ones. Workers start from a fork server (a fresh interpreter, no
+    gRPC state), so one that dies is replaced safely while the server runs.
+    """
+
+    def __init__(self, kinds: list[str], workers: int, *, verdicts: Path, debug: bool) -> None:
+        """Prepare ``workers`` processes composing ``kinds`` (registry kind names)."""
+        self.kinds = kinds
+        self.size = workers
+        self.verdicts = verdicts
+        self.debug = debug
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["modelplane.server", "modelplane.registry"])
+        self._slots: list[_Slot] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._deaths: list[float] = []
+        self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._senders = ThreadPoolExecutor(max(2, workers), thread_name_prefix="send")
+
+    def start(self) -> None:
+        """Start every worker and wait until each is ready.
+
+        Raises:
+            PoolError: a worker could not start.
+        """
+        for _ in range(self.size):
+            self._slots.append(self._spawn())
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Deliver results to ``loop`` (the server's)."""
+        self._loop = loop
+
+    async def run(self, data: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        """One RunFunction call: its request bytes in, its response bytes out.
+
+        The worker gets the call's deadline as a :func:`time.monotonic` instant (one
+        clock for every process of the machine) and stops at it; a call its client
+        cancels is cancelled in the worker too.
+        """
+        loop = asyncio.get_running_loop()
+        call_id = next(self._ids)
+        waiter: asyncio.Future[tuple[str, bytes]] = loop.create_future()
+        slot = self._least_busy()
+        if slot is None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, WORKER_DIED_MESSAGE)
+            raise AssertionError  # abort raises
+        slot.waiting[call_id] = waiter
+        if slot.dead:  # it died since it was chosen; its reader may have missed this call
+            _resolve(waiter, ("died", b""))
+        try:
+            await loop.run_in_executor(
+                self._senders, slot.send, (call_id, deadline_of(context), data)
+            )
+            kind, payload = await waiter
+        except asyncio.CancelledError:
+            self._senders.submit(slot.send, (call_id, 0.0, _CANCEL))
+            raise
+        finally:
+            slot.waiting.pop(call_id, None)
+        if kind == "ok":
+            return payload
+        if kind == "cancelled":
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, DEADLINE_MESSAGE)
+        if kind == "unreadable":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, payload.decode())
+        await context.abort(grpc.StatusCode.UNAVAILABLE, WORKER_DIED_MESSAGE)
+        raise AssertionError  # abort raises
+
+    def pids(self) -> list[int]:
+        """The workers' process ids."""
+        with self._lock:
+            return [s.process.pid or 0 for s in self._slots]
+
+    def close(self) -> None:
+        """Stop every worker: it finishes nothing more, and exits."""
+        with self._lock:
+            self._closing = True
+            slots, self._slots = self._slots, []
+        for slot in slots:
+            slot.send(_STOP)
+        for slot in slots:
+            slot.process.join(WORKER_STOP_SECONDS)
+            if slot.process.is_alive():
+                slot.process.kill()
+                slot.process.join()
+            slot.conn.close()
+        self._senders.shutdown(wait=False, cancel_futures=True)
+
+    def _least_busy(self) -> _Slot | None:
+        with self._lock:
+            alive = [s for s in self._slots if not s.dead]
+        return min(alive, key=lambda s: len(s.waiting), default=None)
+
+    def _spawn(self) -> _Slot:
+        ours, theirs = self._context.Pipe(duplex=True)
+        args = (self.kinds, theirs, self.verdicts, self.debug)
+        process = self._context.Process(target=compute_main, args=args, name="modelplane-worker")
+        process.start()
+        theirs.close()
+        if not ours.poll(WORKER_STARTUP_SECONDS):
+            process.kill()
+            msg = "a worker process did not start in time"
+            raise PoolError(msg)
+        try:
+            said = ours.recv()
+        except (EOFError, OSError):
+            said = None
+        if said != _READY:
+            process.join()
+            msg = str(said) if said else f"a worker process {_exit_reason(process.exitcode)}"
+            raise PoolError(msg)
+        slot = _Slot(process, ours)
+        reader = threading.Thread(target=self._read, args=(slot,), daemon=True, name="results")
+        reader.start()
+        return slot
+
+    def _read(self, slot: _Slot) -> None:
+        """Hand each result to its waiting call; when the worker dies, fail its calls."""
+        while True:
+            try:
+                call_id, kind, payload = slot.conn.recv()
+            except (EOFError, OSError):
+                break
+            self._deliver(slot, call_id, (kind, payload))
+        slot.dead = True
+        for call_id in list(slot.waiting):
+            self._deliver(slot, call_id, ("died", b""))
+        self._replace(slot)
+
+    def _deliver(self, slot: _Slot, call_id: int, result: tuple[str, bytes]) -> None:
+        waiter = slot.waiting.get(call_id)
+        if waiter is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(_resolve, waiter, result)
+
+    def _replace(self, slot: _Slot) -> None:
+        slot.process.join()
+        with self._lock:
+            if self._closing:
+                return
+            self._slots.remove(slot)
+            now = time.monotonic()
+            self._deaths = [t for t in self._deaths if now - t < 60] + [now]
+            too_many = len(self._deaths) > RESTARTS_PER_MINUTE
+        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)}"
+        if too_many:
+            _say(f"{why}; workers keep exiting, not starting another")
+            return
+        _say(f"{why}; starting another")
+        try:
+            fresh = self._spawn()
+        except PoolError as err:
+            _say(f"cannot start a worker: {err}")
+            return
+        with self._lock:
+            if self._closing:
+                fresh.conn.close()
+                return
+            self._slots.append(fresh)
+
+
+class _Slot:
+    """One worker process, its pipe, and the calls it is composing."""
+
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+        self.waiting: dict[int, asyncio.Future[tuple[str, bytes]]] = {}
+        self.dead = False
+        self._send_lock = threading.Lock()
+
+    def send(self, message: tuple[int, float, bytes | None]) -> None:
+        """Send one call (or a cancellation) to the worker; a dead worker is noticed by
+        the reader, which fails the call."""
+        with self._send_lock, contextlib.suppress(OSError, ValueError):
+            self.conn.send(message)
+
+
+def _resolve(waiter: asyncio.Future[tuple[str, bytes]], result: tuple[str, bytes]) -> None:
+    if not waiter.done():
+        waiter.set_result(result)
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"modelplane-function: {text}\n")
+    sys.stderr.flush()
+
+
+# --- inside a compute process ---------------------------------------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+
+
+def compute_main(kinds: list[str], conn: Connection, verdicts: Path, debug: bool) -> None:
+    """A worker process: compose the calls that arrive on ``conn`` until it closes."""
+    _stop_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the serving process decides when to stop
+    logging.configure(logging.Level.DEBUG if debug else logging.Level.INFO)
+    allow_deep_messages()
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+    cel.share_verdicts(DiskVerdicts(verdicts))
+    try:
+        composers = {kind: registry.COMPOSERS[kind] for kind in kinds}
+    except KeyError as err:
+        conn.send(f"unknown kind {err}")
+        return
+    threading.stack_size(WORKER_STACK_BYTES)
+    worker = _Worker(conn, composers)
+    conn.send(_READY)
+    worker.serve()
+
+
+class _Worker:
+    def __init__(self, conn: Connection, composers: Mapping[str, Compose]) -> None:
+        self.conn = conn
+        self.composers = composers
+        self.log = logging.get_logger()
+        self.pool = ThreadPoolExecutor(COMPOSE_THREADS, thread_name_prefix="compose")
+        self.budgets: dict[int, cel.CallBudget] = {}
+        self.lock = threading.Lock()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                call_id, deadline, data = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            if call_id == _STOP[0]:
+                break
+            if data is _CANCEL:
+                with self.lock:
+                    budget = self.budgets.get(call_id)
+                if budget is not None:
+                    budget.cancel()
+                continue
+            budget = cel.CallBudget(deadline)
+            with self.lock:
+                self.budgets[call_id] = budget
+            self.pool.submit(self.compose, call_id, budget, data)
+        with self.lock:  # the server is stopping: nobody waits for the answers
+            for budget in self.budgets.values():
+                budget.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def compose(self, call_id: int, budget: cel.CallBudget, data: bytes) -> None:
+        try:
+            result = self._answer(budget, data)
+        finally:
+            with self.lock:
+                self.budgets.pop(call_id, None)
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.conn.send((call_id, *result))
+
+    def _answer(self, budget: cel.CallBudget, data: bytes) -> tuple[str, bytes]:
+        try:
+            req = fnv1.RunFunctionRequest.FromString(data)
+        except DecodeError as err:
+            return "unreadable", f"cannot decode the RunFunctionRequest: {err}".encode()
+        except RecursionError:
+            return "unreadable", b"cannot decode the RunFunctionRequest: it nests too deeply"
+        try:
+            rsp = run_within(budget, req, self.composers, self.log)
+        except cel.Cancelled:
+            self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
+            return "cancelled", b""
+        return "ok", rsp.SerializeToString()
+
+
+def _stop_with_parent() -> None:
+    """Have the kernel SIGTERM this worker when its parent dies, however it dies."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere best effort
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)

@@ -9,6 +9,7 @@ its function (see ``_functions``), 10/30 to build a list/map.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from modelplane.domain import semver
 from modelplane.domain.dra import _ast as ast
 from modelplane.domain.dra import _functions as fn
 from modelplane.domain.dra import _values as v
+from modelplane.domain.dra._budget import CallBudget, OutOfTimeError
 from modelplane.domain.dra._checker import Checked
 from modelplane.domain.dra._values import NONE, EvalError, Optional, Uint
 
@@ -23,14 +25,30 @@ Eval = Callable[["Frame"], Any]
 
 
 class Frame:
-    """One evaluation: variables, comprehension scopes, and the running cost."""
+    """One evaluation: variables, comprehension scopes, the running cost, and the time
+    it may take (its own ``deadline`` and its call's, both :func:`time.monotonic`)."""
 
-    __slots__ = ("cost", "limit", "vars")
+    __slots__ = ("call", "cost", "deadline", "limit", "vars")
 
-    def __init__(self, variables: dict[str, Any], limit: int) -> None:
+    def __init__(
+        self,
+        variables: dict[str, Any],
+        limit: int,
+        deadline: float = math.inf,
+        call: CallBudget | None = None,
+    ) -> None:
         self.vars = variables
         self.cost = 0
         self.limit = limit
+        self.deadline = deadline
+        self.call = call or CallBudget()
+
+    def tick(self) -> None:
+        """A loop point: stop when this evaluation or the call it serves is out of time."""
+        now = time.monotonic()
+        if now > self.deadline or now > self.call.deadline:
+            msg = "operation cancelled: evaluation time budget exceeded"
+            raise OutOfTimeError(msg)
 
     def charge(self, amount: int) -> None:
         self.cost += amount
@@ -418,6 +436,7 @@ class _Planner:
             try:
                 scope[accu] = _settle(init, frame)
                 for first, second in pairs:
+                    frame.tick()
                     scope[var] = first
                     if var2:
                         scope[var2] = second

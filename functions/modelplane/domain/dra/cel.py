@@ -11,6 +11,13 @@ formats, ``cel.bind``). An unknown domain is an empty map; an unknown attribute 
 evaluation error. Costs follow cel-go: a static estimate above the budget is a compile
 error, a run that exceeds it stops with an error. docs/design/cel.md has the details.
 
+Each evaluation also has a time budget (:data:`EVALUATION_BUDGET_SECONDS`; running out
+is an error for that device, naming the selector) and stops with :class:`Cancelled` once
+the call it serves is over (:func:`call_deadline`, see ``_budget``). Results are cached
+per (selector, device content) in the process and, for selectors that may cost much
+(:data:`SHARED_MIN_COST`), in a :class:`VerdictStore` the server may share between its
+processes (:func:`share_verdicts`).
+
 >>> device = Device.build("gpu.nvidia.com", capacity={"memory": "81559Mi"})
 >>> matches('device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0', device)
 Verdict(matched=False, error=None, cost=7)
@@ -18,37 +25,59 @@ Verdict(matched=False, error=None, cost=7)
 
 from __future__ import annotations
 
+import hashlib
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
+from modelplane.domain.dra import _budget, _cost, _eval, _parser, _quantity, _validate
 from modelplane.domain.dra import _checker as checker
-from modelplane.domain.dra import _cost, _eval, _parser, _quantity, _validate
 from modelplane.domain.dra import _values as values
+from modelplane.domain.dra._budget import (
+    EVALUATION_BUDGET_SECONDS,
+    CallBudget,
+    Cancelled,
+    call_deadline,
+    check_call_deadline,
+)
 from modelplane.domain.dra._environment import FEATURE_GATES, KUBERNETES_VERSION
 from modelplane.domain.dra.device import Device
 
 __all__ = [
     "COST_LIMIT",
+    "EVALUATION_BUDGET_SECONDS",
     "FEATURE_GATES",
     "KUBERNETES_VERSION",
     "MAX_EXPRESSION_BYTES",
+    "SHARED_MIN_COST",
+    "CallBudget",
+    "Cancelled",
     "Selector",
     "SelectorError",
     "Verdict",
+    "VerdictStore",
+    "call_deadline",
+    "check_call_deadline",
     "clear_caches",
     "compile_selector",
     "matches",
+    "share_verdicts",
+    "verdict_key",
 ]
 
 MAX_EXPRESSION_BYTES = 10 * 1024
 """Kubernetes' ``CELSelectorExpressionMaxLength``."""
 COST_LIMIT = 1_000_000
 """Kubernetes' ``CELSelectorExpressionMaxCost``: static estimate and runtime budget."""
+SHARED_MIN_COST = 10_000
+"""Selectors whose static estimate reaches this may take milliseconds or more per device:
+their verdicts go to the shared store too. Cheaper ones are faster to recompute than
+to look up there."""
 _MEMO_LIMIT = 65_536
 _RECURSION_LIMIT = 10_000
 """Python frames we allow: compiling a selector at cel-go's nesting limit (250 levels of
@@ -84,6 +113,33 @@ class Verdict:
     cost: int | None = None
 
 
+class VerdictStore(Protocol):
+    """Verdicts kept beyond one process (for example on disk, shared by the server's
+    processes). Keys are :func:`verdict_key` digests; a store may forget anything."""
+
+    def get(self, key: str) -> Verdict | None:
+        """The verdict stored under ``key``, or None."""
+        ...
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        """Keep ``verdict`` under ``key`` (best effort: a store may drop it)."""
+        ...
+
+
+_shared: VerdictStore | None = None
+
+
+def share_verdicts(store: VerdictStore | None) -> None:
+    """Consult ``store`` for costly selectors from now on (None: stop sharing)."""
+    global _shared  # noqa: PLW0603  # one store per process, set by the server at start
+    _shared = store
+
+
+def verdict_key(expression: str, device: Device) -> str:
+    """A stable digest of (selector, device content), the same in every process."""
+    return hashlib.sha256(repr((expression, device)).encode()).hexdigest()
+
+
 class Selector:
     """A compiled selector. Results are memoized per device content."""
 
@@ -94,13 +150,28 @@ class Selector:
         self._memo: dict[Device, Verdict] = {}
 
     def evaluate(self, device: Device) -> Verdict:
-        """Evaluate against one device; never raises for a bad device or a runtime error."""
+        """Evaluate against one device; never raises for a bad device or a runtime error.
+
+        Raises:
+            Cancelled: the call this evaluation serves is over (nothing is cached then).
+        """
         verdict = self._memo.get(device)
         if verdict is None:
-            verdict = self._run(device)
+            verdict = self._shared_run(device)
             if len(self._memo) >= _MEMO_LIMIT:
                 self._memo.clear()
             self._memo[device] = verdict
+        return verdict
+
+    def _shared_run(self, device: Device) -> Verdict:
+        store = _shared if self.max_cost >= SHARED_MIN_COST else None
+        if store is None:
+            return self._run(device)
+        key = verdict_key(self.expression, device)
+        verdict = store.get(key)
+        if verdict is None:
+            verdict = self._run(device)
+            store.put(key, verdict)
         return verdict
 
     def clear(self) -> None:
@@ -113,9 +184,22 @@ class Selector:
             variables = {"device": _activation(device)}
         except ValueError as err:
             return Verdict(False, str(err))
-        frame = _eval.Frame(variables, COST_LIMIT)
+        call = _budget.current()
+        if call.over():
+            raise Cancelled
+        deadline = time.monotonic() + EVALUATION_BUDGET_SECONDS
+        frame = _eval.Frame(variables, COST_LIMIT, deadline, call)
         try:
             result = self._program(frame)
+        except _budget.OutOfTimeError:
+            if call.over():
+                raise Cancelled from None
+            budget_ms = round(EVALUATION_BUDGET_SECONDS * 1000)
+            message = (
+                f"selector {_short(self.expression)!r} ran out of its evaluation budget "
+                f"({budget_ms} ms) on this device"
+            )
+            return Verdict(False, message, frame.cost)
         except values.EvalError as err:
             return Verdict(False, str(err) or "evaluation error", frame.cost)
         except RecursionError:
