@@ -392,6 +392,9 @@ AWS_ID_PREFIX = {
 
 
 class Providers:
+    # API groups left to a real provider (--real-kubernetes: provider-kubernetes' Objects).
+    real_groups: frozenset[str] = frozenset()
+
     def __init__(self, kube: Kube, rate: float, state: Path | None) -> None:
         self.kube = kube
         self.pacer = Pacer(rate, burst=int(rate * 2))
@@ -475,7 +478,7 @@ class Providers:
             if not storage or not kind:
                 continue
             api_version = f"{group}/{storage[0]['name']}"
-            if managed_group(group):
+            if managed_group(group) and group not in self.real_groups:
                 schema = (
                     dig(storage[0], "schema", "openAPIV3Schema", "properties", "spec", "properties")
                     or {}
@@ -867,10 +870,20 @@ class Providers:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--writes-per-second", type=float, default=10.0)
+    parser.add_argument(
+        "--real-kubernetes",
+        action="store_true",
+        help="leave provider-kubernetes' Objects to the real provider (make e2e-fleet)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     state = os.environ.get("E2E_STATE")
-    Providers(Kube(), args.writes_per_second, Path(state) if state else None).run()
+    providers = Providers(Kube(), args.writes_per_second, Path(state) if state else None)
+    if args.real_kubernetes:
+        providers.real_groups = frozenset(
+            {"kubernetes.crossplane.io", "kubernetes.m.crossplane.io"}
+        )
+    providers.run()
 
 
 if __name__ == "__main__":

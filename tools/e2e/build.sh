@@ -77,6 +77,20 @@ build kube "$kube_dir" "$kube_ld" \
     kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
     kubectl=k8s.io/kubernetes/cmd/kubectl
 
+# The fleet's workload clusters (make fleet-up, E2E_FLEET=1): kube-scheduler from the
+# same module; KWOK and provider-kubernetes from their wrappers in tools/fleet/.
+# Cold: kube-scheduler ~25 s on a warm Go cache, KWOK ~3 min, provider-kubernetes ~4 min.
+if [[ "${E2E_FLEET:-0}" == 1 ]]; then
+    kwok_v="$(version ../fleet/kwok sigs.k8s.io/kwok)"
+    pk_v="$(version ../fleet/provider-kubernetes github.com/crossplane-contrib/provider-kubernetes)"
+    kwok_dir="$cache/kwok-$kwok_v"
+    pk_dir="$cache/provider-kubernetes-$pk_v"
+    build kube "$kube_dir" "$kube_ld" kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler
+    build ../fleet/kwok "$kwok_dir" "" kwok=sigs.k8s.io/kwok/cmd/kwok
+    build ../fleet/provider-kubernetes "$pk_dir" "" \
+        provider-kubernetes=github.com/crossplane-contrib/provider-kubernetes/cmd/provider
+fi
+
 mkdir -p "$root/bin"
 ln -sfn "$kube_dir/kubectl" "$root/bin/kubectl"
 
@@ -87,4 +101,9 @@ if [[ "$print_env" == 1 ]]; then
     echo "E2E_KUBECTL=$kube_dir/kubectl"
     echo "E2E_REGISTRY=$ggcr_dir/registry"
     echo "E2E_CRANE=$ggcr_dir/crane"
+    if [[ "${E2E_FLEET:-0}" == 1 ]]; then
+        echo "E2E_KUBE_SCHEDULER=$kube_dir/kube-scheduler"
+        echo "E2E_KWOK=$kwok_dir/kwok"
+        echo "E2E_PROVIDER_KUBERNETES=$pk_dir/provider-kubernetes"
+    fi
 fi
