@@ -43,6 +43,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1bet
 from grpc_reflection.v1alpha import reflection
 
 from modelplane import registry, server
+from modelplane.compose.model_deployment import wire
 from modelplane.server import FunctionRunner
 
 # Fleet-scale requests (every InferenceCluster and ModelReplica of the fleet) run to
@@ -290,7 +291,7 @@ async def _serve(
             [grpc.method_handlers_generic_handler(s, {"RunFunction": raw}) for s in _RUNNERS]
         )
     else:
-        add_v1: Any = grpcv1.add_FunctionRunnerServiceServicer_to_server
+        add_v1: Any = wire.add_function_runner  # decodes a fleet lazily (compose/model_deployment)
         add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
         add_v1(runner, grpc_server)
         add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)

@@ -49,6 +49,7 @@ from google.protobuf.message import DecodeError
 from modelplane import registry
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
+from modelplane.compose.model_deployment import wire
 from modelplane.domain.dra import cel
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
@@ -614,7 +615,7 @@ class _Worker:
 
     def _answer(self, budget: cel.CallBudget, data: bytes) -> tuple[str, bytes]:
         try:
-            req = fnv1.RunFunctionRequest.FromString(data)
+            req = wire.decode_request(data)  # a fleet's items stay encoded until read
         except DecodeError as err:
             return "unreadable", f"cannot decode the RunFunctionRequest: {err}".encode()
         except RecursionError:

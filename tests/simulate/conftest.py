@@ -115,8 +115,8 @@ def deployment(name: str, replicas: int, memory: str = "35Gi", **spec: Any) -> d
 
 
 def step(data: dict[str, Any], index: int) -> dict[str, Any]:
-    """The ``nodes`` mode of one step of a run's data."""
-    found: dict[str, Any] = data["steps"][index]["modes"]["nodes"]
+    """The ``declared`` mode (pools counted as declared) of one step of a run's data."""
+    found: dict[str, Any] = data["steps"][index]["modes"]["declared"]
     return found
 
 

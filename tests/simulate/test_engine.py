@@ -200,7 +200,7 @@ def test_a_step_that_does_not_settle_is_reported() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["converged"] is False
-    settled = [s["modes"]["nodes"]["converged"] for s in data["steps"]]
+    settled = [s["modes"]["declared"]["converged"] for s in data["steps"]]
     assert settled == [False, True, False, False, False, False]
     assert placed(data, 3)["ml-team/qwen-west"] == ["eks-eu-central/0", "eks-us-west/0+moving"]
     assert "did not settle within 1 reconcile pass\n" in result.stderr
@@ -254,3 +254,39 @@ def test_progress_stays_quiet_off_a_terminal_on_a_quick_run() -> None:
     progress(0, 3, 1)
     progress.done()
     assert stream.getvalue() == ""
+
+
+def _two_gpu_nodes() -> dict[str, Any]:
+    """An InferenceClass of two-GPU nodes."""
+    found = gpu_class()
+    found["spec"]["devices"][0]["count"] = 2
+    return found
+
+
+def test_a_pool_added_with_capacity_devices_shares_its_nodes(tmp_path: Path) -> None:
+    shared = {"name": "q", "className": "a100", "nodeCount": 1, "capacity": "Devices"}
+    timeline = [{"events": [{"addPool": {"cluster": "c1", "pool": shared}}]}]
+    fleet = [_two_gpu_nodes(), cluster("c1", {"p": 1}), deployment("a", 4)]
+    data = simulate_data(str(write_scenario(tmp_path, fleet, timeline)))
+    pools = [
+        {p["pool"]: (p["capacity"], p["used"]) for p in step(data, i)["pools"]} for i in (0, 1)
+    ]
+    # Whole nodes: p's one node takes one pod (1 of its 2 GPUs). Shared: q's takes two.
+    assert pools == [{"p": ("Nodes", 1)}, {"p": ("Nodes", 1), "q": ("Devices", 1)}]
+    assert placed(data, 1) == {"ml/a": ["c1/0", "c1/1", "c1/2"]}
+
+
+def test_compare_capacity_shows_both_modes_side_by_side(tmp_path: Path) -> None:
+    fleet = [_two_gpu_nodes(), cluster("c1", {"p": 2}), deployment("a", 4)]
+    scenario = str(write_scenario(tmp_path, fleet, []))
+    data = simulate_data(scenario, "--compare-capacity")
+    got = {
+        mode: [d["placed"] for d in data["steps"][0]["modes"][mode]["deployments"]]
+        for mode in data["modes"]
+    }
+    assert got == {"nodes": [2], "devices": [4]}
+    text = simulate(scenario, "--compare-capacity").stdout
+    assert "PLACED (nodes)   READY (nodes)" in text
+    assert "PLACED (devices)" in text
+    assert "USED BY (devices)" in text
+    assert "ml/a=4 devices" in text

@@ -79,6 +79,17 @@ def _event(event: dict[str, Any]) -> list[dict[str, Any]]:
             id="unknown-class",
         ),
         pytest.param(
+            {
+                "addPool": {
+                    "cluster": "c1",
+                    "pool": {"name": "q", "className": "a100", "capacity": "GPUs"},
+                }
+            },
+            "timeline[1].events[1]: InferenceCluster c1: spec.nodePools[1].capacity: "
+            "must be Nodes or Devices, got 'GPUs'",
+            id="bad-capacity",
+        ),
+        pytest.param(
             {"untaint": {"cluster": "c1", "key": "k"}},
             "timeline[1].events[1]: InferenceCluster c1 has no taint k",
             id="untaint-absent",

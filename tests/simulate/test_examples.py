@@ -32,7 +32,7 @@ def _replica(replica: dict[str, Any]) -> str:
 
 def _project(step: dict[str, Any]) -> dict[str, Any]:
     """A step of `-o json` in the expected files' form."""
-    nodes = step["modes"]["nodes"]
+    nodes = step["modes"]["declared"]
     assert nodes["converged"], f"step {step['index']} did not settle"
     return {
         "step": step["index"],
@@ -54,10 +54,27 @@ def _project(step: dict[str, Any]) -> dict[str, Any]:
             }
             for s in nodes["shortfalls"]
         ],
-        "pools": {
-            f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}" for p in nodes["pools"]
-        },
+        "pools": _pools(nodes),
     }
+
+
+def _pools(mode: dict[str, Any]) -> dict[str, str]:
+    """Pools as ``used/nodes``, and where pods share nodes ``(claimed/devices devices)``."""
+    return {
+        f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}"
+        + (f" ({p['devicesUsed']}/{p['devices']} devices)" if p["capacity"] == "Devices" else "")
+        for p in mode["pools"]
+    }
+
+
+def _placed(mode: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Placed replicas per deployment and cluster."""
+    placed: dict[str, dict[str, int]] = {}
+    for d in mode["deployments"]:
+        for r in d["replicas"]:
+            counts = placed.setdefault(d["deployment"], {})
+            counts[r["cluster"]] = counts.get(r["cluster"], 0) + 1
+    return placed
 
 
 def _expected(name: str) -> list[dict[str, Any]]:
@@ -79,7 +96,7 @@ def test_example_places_as_the_rules_say(name: str) -> None:
 def test_replica_names_are_the_functions_names(name: str) -> None:
     data = simulate_data(str(EXAMPLES / f"{name}.yaml"))
     for step in data["steps"]:
-        for deployment in step["modes"]["nodes"]["deployments"]:
+        for deployment in step["modes"]["declared"]["deployments"]:
             short = deployment["deployment"].split("/", 1)[1]
             for r in deployment["replicas"]:
                 assert r["name"] == naming.replica_name(short, r["cluster"], r["index"])
@@ -89,7 +106,7 @@ def test_replica_names_are_the_functions_names(name: str) -> None:
 def test_pool_use_adds_up_to_the_placed_replicas(name: str) -> None:
     data = simulate_data(str(EXAMPLES / f"{name}.yaml"))
     for step in data["steps"]:
-        nodes = step["modes"]["nodes"]
+        nodes = step["modes"]["declared"]
         charged: dict[tuple[str, str], int] = {}
         for deployment in nodes["deployments"]:
             for r in deployment["replicas"]:
@@ -97,6 +114,38 @@ def test_pool_use_adds_up_to_the_placed_replicas(name: str) -> None:
                     key = (r["cluster"], e["pool"])
                     charged[key] = charged.get(key, 0) + e["nodes"]
         for pool in nodes["pools"]:
+            assert pool["free"] == pool["nodes"] - pool["used"]
+            if pool["capacity"] == "Devices":
+                # Pods share nodes: a node is used once a pod sits there; devices add up.
+                pods = charged.get((pool["cluster"], pool["pool"]), 0)
+                assert min(pods, 1) <= pool["used"] <= min(pods, pool["nodes"])
+                assert pool["devicesUsed"] == sum(pool["byDeployment"].values())
+                continue
             assert pool["used"] == charged.get((pool["cluster"], pool["pool"]), 0)
             assert pool["used"] == sum(pool["byDeployment"].values())
-            assert pool["free"] == pool["nodes"] - pool["used"]
+
+
+COMPARED = [
+    p.stem for p in sorted(EXPECTED.glob("*.yaml")) if "compare" in yaml.safe_load(p.read_text())
+]
+
+
+def test_some_example_compares_capacity_modes() -> None:
+    assert "gpu-sharing" in COMPARED
+
+
+@pytest.mark.parametrize("name", COMPARED)
+def test_compared_capacity_places_as_the_rules_say(name: str) -> None:
+    data = simulate_data(str(EXAMPLES / f"{name}.yaml"), "--compare-capacity")
+    assert data["modes"] == ["nodes", "devices"]
+    expected = yaml.safe_load((EXPECTED / f"{name}.yaml").read_text())["compare"]
+    for mode in ("nodes", "devices"):
+        got = [
+            {
+                "step": s["index"],
+                "placed": _placed(s["modes"][mode]),
+                "pools": _pools(s["modes"][mode]),
+            }
+            for s in data["steps"]
+        ]
+        assert got == expected[mode], mode

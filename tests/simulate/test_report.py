@@ -86,11 +86,13 @@ def test_the_charts_render_in_a_browser(report: Path, tmp_path: Path) -> None:
     run = _chromium(tmp_path, "--dump-dom", report.as_uri())
     assert run.returncode == 0, run.stderr[-2000:]
     dom = run.stdout
-    for chart in ("pool-use-nodes", "deployment-use-nodes"):
+    for chart in ("pool-use-declared", "deployment-use-declared"):
         start = dom.index(f'id="{chart}"')
         drawn = dom[start : start + 200_000]
         assert 'class="main-svg"' in drawn, f"{chart} has no SVG: plotly did not draw it"
-    pool_chart = dom[dom.index('id="pool-use-nodes"') : dom.index('id="deployment-use-nodes"')]
+    pool_chart = dom[
+        dom.index('id="pool-use-declared"') : dom.index('id="deployment-use-declared"')
+    ]
     # Per pool: a line of nodes used and a dotted line of nodes it has.
     assert len(re.findall(r'class="trace scatter', pool_chart)) == 2 * len(POOLS)
     legend = re.findall(r'class="legendtext"[^>]*data-unformatted="([^"]+)"', pool_chart)
@@ -98,7 +100,7 @@ def test_the_charts_render_in_a_browser(report: Path, tmp_path: Path) -> None:
     # Lines through the steps (legend swatches are single strokes, without "L").
     lines = [d for d in re.findall(r'class="js-line"[^>]* d="M([^"]+)"', pool_chart) if "L" in d]
     assert len(lines) == 2 * len(POOLS), "every trace draws a line over the steps"
-    users_chart = dom[dom.index('id="deployment-use-nodes"') :]
+    users_chart = dom[dom.index('id="deployment-use-declared"') :]
     assert len(re.findall(r'class="trace bars"', users_chart)) == len(DEPLOYMENTS)
 
 
@@ -140,3 +142,19 @@ def test_chromium_install_script_is_idempotent_when_present() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert str(CHROMIUM) in run.stdout
+
+
+def test_a_compared_report_charts_both_capacity_modes(tmp_path: Path) -> None:
+    path = tmp_path / "compare.html"
+    sharing = EXAMPLES / "gpu-sharing.yaml"
+    result = simulate(str(sharing), "--compare-capacity", "--report", str(path))
+    assert result.exit_code == 0, result.output
+    page = path.read_text()
+    assert "Nodes used per pool (nodes)" in page
+    assert "Nodes used per pool (devices)" in page
+    assert "16 of 16 devices claimed (pods share nodes)" in page  # a devices-mode hover
+    run = _chromium(tmp_path, "--dump-dom", path.as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    for mode in ("nodes", "devices"):
+        start = run.stdout.index(f'id="pool-use-{mode}"')
+        assert 'class="main-svg"' in run.stdout[start : start + 200_000], mode

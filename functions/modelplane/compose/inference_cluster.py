@@ -136,6 +136,7 @@ def _pool(raw: dict[str, Any]) -> domain.Pool:
         max_node_count=raw.get("maxNodeCount"),
         zones=tuple(raw.get("zones") or ()),
         extra={k: raw[k] for k in ("fabric", "capacityBlock") if k in raw},
+        capacity=raw.get("capacity") or "Nodes",  # the XRD's default
     )
 
 

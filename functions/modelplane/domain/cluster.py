@@ -51,6 +51,7 @@ class Pool:
     max_node_count: int | None = None
     zones: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # fabric, capacityBlock: passed on
+    capacity: str = "Nodes"  # Nodes | Devices: whether its pods may share a node
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def gpu_pools(
 ) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Return ``status.gpuPools`` for the pools whose class exists, and the others' problems.
 
+    A pool that lets its pods share nodes (``capacity: Devices``) says so in its entry.
+
     Args:
         pools: The cluster's pools, in spec order.
         classes: InferenceClass specs by class name.
@@ -105,7 +108,11 @@ def gpu_pools(
             problems.append(Problem(pool.name, "ClassNotFound", detail))
             continue
         devices = [dict(d) for d in spec.get("devices", [])]
-        published.append({"name": pool.name, "nodes": schedulable_nodes(pool), "devices": devices})
+        entry = {"name": pool.name, "nodes": schedulable_nodes(pool), "devices": devices}
+        if pool.capacity == "Devices":
+            # Published only when opted in: pools that don't read exactly as before.
+            entry["capacity"] = "Devices"
+        published.append(entry)
     return published, problems
 
 

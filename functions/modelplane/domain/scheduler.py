@@ -36,21 +36,24 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 
 from modelplane.domain.dra import cel
 from modelplane.domain.dra.device import Device
+from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
+    Demand,
     Deployment,
     ExistingReplica,
     Fleet,
     FleetCluster,
+    Pods,
     Pool,
 )
-from modelplane.domain.scheduling.ledger import Ledger
+from modelplane.domain.scheduling.ledger import Ledger, Room
 from modelplane.domain.scheduling.placement import (
     MOVE_REASONS,
     CacheUnresolved,
@@ -83,7 +86,6 @@ from modelplane.domain.scheduling.placement import (
     PoolUsage,
     Repelled,
     ScaledDown,
-    Shortage,
 )
 from modelplane.domain.taints import NO_EXECUTE, untolerated
 
@@ -164,7 +166,7 @@ class _Kept:
     """A replica of the deployment that the run keeps, with what it charges."""
 
     replica: PlacedReplica
-    charges: list[tuple[str, int]] = field(default_factory=list)
+    charges: list[tuple[str, int, Pods]] = field(default_factory=list)
     name: str = ""
 
 
@@ -278,7 +280,7 @@ class _Run:
                 else:
                     self._keep(replica, tuple(placed))
             elif isinstance(outcome, PlacedReplica):
-                charges = [(e.pool, e.nodes) for e in replica.engines]
+                charges = [(e.pool, e.nodes, e.pods) for e in replica.engines]
                 self._add(_Kept(outcome, charges, replica.name))
             else:
                 self._leave(replica, outcome)
@@ -322,10 +324,7 @@ class _Run:
     ) -> None:
         """Pin the engines a retained replica lacks (added to the deployment) on its cluster."""
         options = self._cluster_options(replica.cluster)
-        chosen = _choose(
-            [options[i] for i in missing],
-            lambda pool: self.ledger.free(replica.cluster, pool),
-        )
+        chosen = _choose([options[i] for i in missing], self.ledger.room(replica.cluster))
         self._charge_engines(replica.cluster, placed, -1)
         if chosen is None:
             engine = self.deployment.engines[missing[0]].name
@@ -390,7 +389,7 @@ class _Run:
             index = self._lowest_free_index(name)
             engines = tuple(f.placement for f in chosen)
             placed = PlacedReplica(name, index, engines, new=True)
-            self._add(_Kept(placed, [(e.pool, e.nodes) for e in engines]))
+            self._add(_Kept(placed, [(e.pool, e.nodes, e.pods) for e in engines]))
             heapq.heappush(heap, (count + 1, name))
 
     def _settle_moves(self) -> tuple[DroppedReplica, ...]:
@@ -489,16 +488,18 @@ class _Run:
         return found
 
     def _fit_replica(self, name: str) -> list[EngineFit] | None:
-        return _choose(self._cluster_options(name), lambda pool: self.ledger.free(name, pool))
+        return _choose(self._cluster_options(name), self.ledger.room(name))
 
     def _no_room(self, name: str) -> NoRoom:
         needed: dict[str, int] = defaultdict(int)
+        pods: dict[str, list[tuple[Demand, int]]] = defaultdict(list)
         for options in self._cluster_options(name):
             for fit in options.fits:
                 needed[fit.pool] += fit.nodes
+                pods[fit.pool] += fit.placement.pods
         return NoRoom(
             tuple(
-                Shortage(pool, self.ledger.free(name, pool), self.ledger.nodes(name, pool), need)
+                self.ledger.shortage(name, pool, need, sharing.pods(pods[pool]))
                 for pool, need in sorted(needed.items())
             )
         )
@@ -514,7 +515,7 @@ class _Run:
 
     def _keep(self, replica: ExistingReplica, engines: tuple[EnginePlacement, ...]) -> None:
         placed = PlacedReplica(replica.cluster, replica.index, engines)
-        self._add(_Kept(placed, [(e.pool, e.nodes) for e in engines], replica.name))
+        self._add(_Kept(placed, [(e.pool, e.nodes, e.pods) for e in engines], replica.name))
 
     def _add(self, kept: _Kept) -> None:
         cluster, index = kept.replica.cluster, kept.replica.index
@@ -558,15 +559,15 @@ class _Run:
 
     def _charge_recorded(self, replica: ExistingReplica, sign: int) -> None:
         for engine in replica.engines:
-            self.ledger.charge(replica.cluster, engine.pool, sign * engine.nodes)
+            self.ledger.charge(replica.cluster, engine.pool, sign * engine.nodes, engine.pods)
 
     def _charge_engines(self, cluster: str, engines: Iterable[EnginePlacement], sign: int) -> None:
         for engine in engines:
-            self.ledger.charge(cluster, engine.pool, sign * engine.nodes)
+            self.ledger.charge(cluster, engine.pool, sign * engine.nodes, engine.pods)
 
-    def _charge(self, cluster: str, charges: Iterable[tuple[str, int]], sign: int) -> None:
-        for pool, nodes in charges:
-            self.ledger.charge(cluster, pool, sign * nodes)
+    def _charge(self, cluster: str, charges: Iterable[tuple[str, int, Pods]], sign: int) -> None:
+        for pool, nodes, pods in charges:
+            self.ledger.charge(cluster, pool, sign * nodes, pods)
 
 
 def _by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:
@@ -588,28 +589,26 @@ def _in_footprint(cluster: FleetCluster, cache: CacheFootprint) -> bool:
     return True
 
 
-def _choose(options: Sequence[EngineOptions], free: Callable[[str], int]) -> list[EngineFit] | None:
+def _choose(options: Sequence[EngineOptions], room: Room) -> list[EngineFit] | None:
     """Pick a pool for every engine so that, together, they fit the pools' free nodes.
 
     Pools are tried in name order per engine, engines in the deployment's order; the
     first combination that fits wins. An engine that costs no nodes fits any pool it
-    matches, even a full one.
+    matches, even a full one (:class:`Room`).
     """
-    used: dict[str, int] = defaultdict(int)
     chosen: list[EngineFit] = []
 
     def search(i: int) -> bool:
         if i == len(options):
             return True
         for fit in options[i].fits:
-            if fit.nodes and used[fit.pool] + fit.nodes > free(fit.pool):
+            if not room.take(fit.pool, fit.nodes, fit.placement.pods):
                 continue
-            used[fit.pool] += fit.nodes
             chosen.append(fit)
             if search(i + 1):
                 return True
             chosen.pop()
-            used[fit.pool] -= fit.nodes
+            room.give_back(fit.pool, fit.nodes, fit.placement.pods)
         return False
 
     return chosen if search(0) else None

@@ -387,6 +387,12 @@ class NodePool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    capacity: Annotated[
+        Literal["Nodes", "Devices"] | None,
+        Field(
+            description="How the fleet scheduler counts the pool. Nodes (the default) charges a whole node per pod that claims devices, however few it claims. Devices lets pods share a node: each pod needs the devices it claims (counted per DeviceClass, from the class's devices per node) on one node, so four pods of 2 GPUs fit one 8-GPU node. The workload cluster's DRA allocation stays authoritative either way."
+        ),
+    ] = "Nodes"
     capacity_block: Annotated[
         CapacityBlock | None,
         Field(
@@ -609,6 +615,12 @@ class GpuPool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    capacity: Annotated[
+        Literal["Nodes", "Devices"] | None,
+        Field(
+            description="Devices when the pool lets pods share its nodes (spec.nodePools[].capacity); absent (or Nodes), each pod that claims devices is charged a whole node."
+        ),
+    ] = None
     devices: Annotated[
         list[Device] | None,
         Field(description="The pool's InferenceClass devices, as declared.", max_length=32),

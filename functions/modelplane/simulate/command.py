@@ -12,6 +12,7 @@ import click
 import yaml
 
 from modelplane.simulate import engine, table
+from modelplane.simulate import results as rs
 from modelplane.simulate import scenario as sc
 from modelplane.simulate.results import Simulation
 
@@ -41,7 +42,17 @@ PROGRESS_AFTER_SECONDS = 1.0
     show_default=True,
     help="Reconcile passes a step may take to settle before it is reported as not settling.",
 )
-def simulate(scenario: Path, output: str, report: Path | None, max_passes: int) -> None:
+@click.option(
+    "--compare-capacity",
+    is_flag=True,
+    help=(
+        "Run every step twice and show both side by side: every pool charged whole nodes "
+        "per pod (nodes), and every pool letting pods share a node's devices (devices)."
+    ),
+)
+def simulate(
+    scenario: Path, output: str, report: Path | None, max_passes: int, compare_capacity: bool
+) -> None:
     """Play a fleet's timeline through the scheduler and show where everything lands.
 
     SCENARIO is a YAML file: a fleet (InferenceClasses, InferenceClusters, ModelDeployments,
@@ -49,11 +60,16 @@ def simulate(scenario: Path, output: str, report: Path | None, max_passes: int) 
     taint, untaint, addPool, removePool, setPoolNodes, setClusterReady). Each step's
     events are applied, then every deployment is reconciled, pass after pass, with the
     ModelDeployment function's own code until nothing changes. See examples/simulate/.
+
+    Pools are counted as each InferenceCluster declares (spec.nodePools[].capacity:
+    Nodes, the default, or Devices); --compare-capacity shows what GPU sharing would
+    change.
     """
     try:
         loaded = sc.load(scenario)
         progress = _Progress(sys.stderr)
-        result = engine.simulate(loaded, max_passes=max_passes, progress=progress)
+        modes = rs.COMPARED if compare_capacity else rs.MODES
+        result = engine.simulate(loaded, max_passes=max_passes, progress=progress, modes=modes)
         progress.done()
     except sc.ScenarioError as exc:
         raise click.ClickException(str(exc)) from None

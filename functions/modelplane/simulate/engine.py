@@ -12,6 +12,10 @@ replacement finish a pass later.
 
 A step has converged when a whole pass changes nothing; a step that has not after
 ``max_passes`` passes is recorded as not converged, with the fleet as it then is.
+
+Each capacity mode (:mod:`.results`) plays the whole timeline on a fleet of its own,
+with every published pool counted as the mode says, so modes never see each other's
+replicas.
 """
 
 from __future__ import annotations
@@ -63,23 +67,51 @@ def simulate(
     *,
     max_passes: int = DEFAULT_MAX_PASSES,
     progress: Progress | None = None,
+    modes: tuple[str, ...] = rs.MODES,
 ) -> rs.Simulation:
-    """Run every step of a scenario and record what the fleet does.
+    """Run every step of a scenario and record what the fleet does, once per capacity mode.
+
+    Args:
+        modes: The capacity modes to run (:data:`rs.CAPACITY`): ``declared`` counts each
+            pool as it declares; ``nodes`` and ``devices`` count every pool so, to compare.
 
     Raises:
         sc.ScenarioError: the scenario is wrong (checked before anything runs).
     """
     check(scenario)
-    world = World(scenario.fleet)
-    total = len(scenario.steps) + 1
-    steps = [_step(world, 0, "the fleet as given", (), [], max_passes, total, progress)]
+    total = (len(scenario.steps) + 1) * len(modes)
+    runs: list[list[rs.ModeResult]] = []
+    for n, mode in enumerate(modes):
+        offset = n * (len(scenario.steps) + 1)
+        runs.append(_run(scenario, rs.CAPACITY[mode], max_passes, offset, total, progress))
+    names = ["the fleet as given", *(s.name for s in scenario.steps)]
+    events = [(), *(tuple(e.event.describe() for e in s.events) for s in scenario.steps)]
+    steps = tuple(
+        rs.StepResult(
+            i, names[i], events[i], {m: run[i] for m, run in zip(modes, runs, strict=True)}
+        )
+        for i in range(len(names))
+    )
+    return rs.Simulation(scenario.name, scenario.description, max_passes, steps, modes)
+
+
+def _run(
+    scenario: sc.Scenario,
+    capacity: str | None,
+    max_passes: int,
+    offset: int,
+    total: int,
+    progress: Progress | None,
+) -> list[rs.ModeResult]:
+    """Play the whole timeline with pools counted as ``capacity`` (None: as declared)."""
+    world = World(scenario.fleet, capacity)
+    results = [_step(world, offset, [], max_passes, total, progress)]
     for index, step in enumerate(scenario.steps, 1):
         removed: list[Removal] = []
         for located in step.events:
             removed += world.apply(located)
-        events = tuple(e.event.describe() for e in step.events)
-        steps.append(_step(world, index, step.name, events, removed, max_passes, total, progress))
-    return rs.Simulation(scenario.name, scenario.description, max_passes, tuple(steps))
+        results.append(_step(world, offset + index, removed, max_passes, total, progress))
+    return results
 
 
 @dataclass
@@ -94,13 +126,11 @@ class _Settling:
 def _step(
     world: World,
     index: int,
-    name: str,
-    events: tuple[str, ...],
     removed: list[Removal],
     max_passes: int,
     total: int,
     progress: Progress | None,
-) -> rs.StepResult:
+) -> rs.ModeResult:
     settling = _Settling()
     settling.changes += [
         rs.Change(0, _ref(r.deployment), r.replica, r.cluster, "removed", r.reason) for r in removed
@@ -116,7 +146,7 @@ def _step(
         converged = not changed
         if progress is not None:
             progress(index, total, passes)
-    result = rs.ModeResult(
+    return rs.ModeResult(
         passes=passes,
         converged=converged,
         deployments=tuple(
@@ -127,7 +157,6 @@ def _step(
         shortfalls=tuple(_shortfalls(settling.planned)),
         pools=_pools(world),
     )
-    return rs.StepResult(index, name, events, {rs.NODES: result})
 
 
 def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
@@ -294,17 +323,32 @@ def _pools(world: World) -> tuple[rs.PoolUse, ...]:
         owner = names.get((replica.namespace, replica.deployment))
         owner = owner or f"{replica.namespace}/{replica.deployment or replica.name}"
         for engine in replica.engines:
-            ledger.charge(replica.cluster, engine.pool, engine.nodes)
-            users[(replica.cluster, engine.pool)][owner] += engine.nodes
-    return tuple(
-        rs.PoolUse(
-            cluster,
-            pool,
-            ledger.nodes(cluster, pool),
-            ledger.nodes(cluster, pool) - ledger.free(cluster, pool),
-            tuple(sorted((d, n) for d, n in users[(cluster, pool)].items() if n)),
-        )
-        for cluster, pool in sorted(ledger)
+            ledger.charge(replica.cluster, engine.pool, engine.nodes, engine.pods)
+            shared = ledger.shares(replica.cluster, engine.pool)
+            used = sum(sum(c for _, c in d) * n for d, n in engine.pods) if shared else engine.nodes
+            users[(replica.cluster, engine.pool)][owner] += used
+    return tuple(_pool_use(ledger, key, users[key]) for key in sorted(ledger))
+
+
+def _pool_use(ledger: Ledger, key: tuple[str, str], users: dict[str, int]) -> rs.PoolUse:
+    """A pool's use: nodes charged; where pods share nodes, the nodes they sit on and the
+    devices they claim (a pod that finds no node counts a node, as it overcommits)."""
+    cluster, pool = key
+    nodes = ledger.nodes(cluster, pool)
+    by_deployment = tuple(sorted((d, n) for d, n in users.items() if n))
+    packed = ledger.packing(cluster, pool)
+    if packed is None:
+        return rs.PoolUse(cluster, pool, nodes, nodes - ledger.free(cluster, pool), by_deployment)
+    devices = sum(packed.shape.per_node) * nodes
+    return rs.PoolUse(
+        cluster,
+        pool,
+        nodes,
+        nodes - packed.empty_nodes + packed.unplaced,
+        by_deployment,
+        capacity="Devices",
+        devices=devices,
+        devices_used=devices - sum(packed.free_devices),
     )
 
 

@@ -12,7 +12,7 @@ when a report is written: the function server never loads it.
 from __future__ import annotations
 
 import html
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -68,7 +68,9 @@ def render(simulation: rs.Simulation) -> str:
         *_summary(simulation),
         '<h2 id="pool-use">Pool use over the timeline</h2>',
         '<p class="muted">Nodes each published pool has in use at the end of every step '
-        "(solid), against the nodes it has (dotted).</p>",
+        "(solid), against the nodes it has (dotted). Where pods share nodes, a node is in "
+        "use once any pod sits on it, and a deployment uses the nodes' worth of the "
+        "devices its pods claim.</p>",
         *charts,
         *_grids(simulation),
         *_moves(simulation),
@@ -93,13 +95,7 @@ def _pool_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> A
         color = _COLORS[n % len(_COLORS)]
         found = [_pool_at(s.modes[mode], cluster, pool) for s in simulation.steps]
         name = f"{cluster}/{pool}"
-        hover = [
-            f"{name}<br>{p.used} of {p.nodes} nodes used"
-            + "".join(f"<br>{d}: {k}" for d, k in p.by_deployment)
-            if p
-            else f"{name}<br>not published"
-            for p in found
-        ]
+        hover = [_pool_hover(name, p) if p else f"{name}<br>not published" for p in found]
         figure.add_trace(
             go.Scatter(
                 x=labels,
@@ -136,15 +132,24 @@ def _pool_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> A
     return figure
 
 
+def _pool_hover(name: str, pool: rs.PoolUse) -> str:
+    """A pool's use at a step; where pods share nodes, with the devices they claim."""
+    unit = " devices" if pool.capacity == "Devices" else ""
+    text = f"{name}<br>{pool.used} of {pool.nodes} nodes used"
+    if pool.capacity == "Devices":
+        text += f"<br>{pool.devices_used} of {pool.devices} devices claimed (pods share nodes)"
+    return text + "".join(f"<br>{d}: {k}{unit}" for d, k in pool.by_deployment)
+
+
 def _users_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> Any:
     figure = go.Figure()
     labels = _labels(simulation)
-    totals: list[Counter[str]] = []
+    totals: list[dict[str, float]] = []
     for step in simulation.steps:
-        counts: Counter[str] = Counter()
+        counts: dict[str, float] = defaultdict(float)
         for pool in step.modes[mode].pools:
-            for deployment, nodes in pool.by_deployment:
-                counts[deployment] += nodes
+            for deployment, used in pool.by_deployment:
+                counts[deployment] += _nodes_worth(pool, used)
         totals.append(counts)
     for n, deployment in enumerate(sorted({d for c in totals for d in c})):
         figure.add_trace(
@@ -165,6 +170,14 @@ def _users_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> 
         margin={"l": 60, "r": 20, "t": 60, "b": 160},
     )
     return figure
+
+
+def _nodes_worth(pool: rs.PoolUse, used: int) -> float:
+    """What a deployment uses of a pool in nodes: its nodes, or where pods share nodes,
+    its devices over the devices a node has."""
+    if pool.capacity != "Devices" or not pool.devices:
+        return used
+    return round(used * pool.nodes / pool.devices, 3)
 
 
 def _div(figure: Any, div_id: str, *, include_js: bool) -> str:

@@ -1,10 +1,12 @@
 """What a simulation records, per step and per capacity mode, and its plain-data form.
 
 Every step holds one :class:`ModeResult` per capacity mode, keyed by the mode's name.
-Today there is one mode, ``nodes`` (a pod is charged whole nodes, as the docs say);
-a second mode (say, GPU-granular capacity) adds a key, and the table and the report
-show the modes side by side. Lists are sorted, so the same scenario always gives the
-same data, byte for byte.
+A run has one mode, ``declared``: each pool counted as its InferenceCluster declares
+(``capacity``; by default a pod is charged whole nodes, as the docs say). A compared run
+(``--compare-capacity``) has two: ``nodes`` counts every pool in whole nodes, and
+``devices`` lets pods share the nodes of every pool (each pod needs what it claims on one
+node); the table and the report show them side by side. Lists are sorted, so the same
+scenario always gives the same data, byte for byte.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+DECLARED = "declared"
 NODES = "nodes"
-MODES = (NODES,)
+DEVICES = "devices"
+MODES = (DECLARED,)
+COMPARED = (NODES, DEVICES)
+# Each mode's capacity for every published pool (None: as the pool declares it).
+CAPACITY: dict[str, str | None] = {DECLARED: None, NODES: "Nodes", DEVICES: "Devices"}
 
 
 @dataclass(frozen=True)
@@ -116,13 +123,25 @@ class Shortfall:
 
 @dataclass(frozen=True)
 class PoolUse:
-    """A published pool at the end of a step: its nodes and who uses them."""
+    """A published pool at the end of a step: its nodes and who uses them.
+
+    Attributes:
+        used: Nodes charged; where pods share nodes (``capacity`` Devices), the nodes
+            they sit on.
+        by_deployment: Nodes each deployment is charged; where pods share nodes, the
+            devices its pods claim.
+        devices: Where pods share nodes: the pool's devices (every class), and those
+            claimed.
+    """
 
     cluster: str
     pool: str
     nodes: int
     used: int
     by_deployment: tuple[tuple[str, int], ...] = ()
+    capacity: str = "Nodes"
+    devices: int = 0
+    devices_used: int = 0
 
     @property
     def free(self) -> int:
@@ -225,18 +244,23 @@ def _mode_data(result: ModeResult) -> dict[str, Any]:
             }
             for s in result.shortfalls
         ],
-        "pools": [
-            {
-                "cluster": p.cluster,
-                "pool": p.pool,
-                "nodes": p.nodes,
-                "used": p.used,
-                "free": p.free,
-                "byDeployment": dict(p.by_deployment),
-            }
-            for p in result.pools
-        ],
+        "pools": [_pool_data(p) for p in result.pools],
     }
+
+
+def _pool_data(pool: PoolUse) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "cluster": pool.cluster,
+        "pool": pool.pool,
+        "capacity": pool.capacity,
+        "nodes": pool.nodes,
+        "used": pool.used,
+        "free": pool.free,
+        "byDeployment": dict(pool.by_deployment),
+    }
+    if pool.capacity == "Devices":
+        data |= {"devices": pool.devices, "devicesUsed": pool.devices_used}
+    return data
 
 
 def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:

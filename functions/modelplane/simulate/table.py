@@ -125,18 +125,22 @@ def _shortfalls(modes: Sequence[str], step: rs.StepResult) -> list[str]:
 
 
 def _pools(modes: Sequence[str], step: rs.StepResult) -> list[str]:
+    """Each pool's nodes used and free per mode; where pods share nodes, with its devices."""
     header = ["CLUSTER", "POOL", "NODES"]
     for mode in modes:
         header += [f"USED{_suffix(modes, mode)}", f"FREE{_suffix(modes, mode)}"]
-    header.append("USED BY")
+    header += [f"USED BY{_suffix(modes, mode)}" for mode in modes]
     first = step.modes[modes[0]]
     rows = []
     for i, pool in enumerate(first.pools):
         row = [pool.cluster, pool.pool, str(pool.nodes)]
-        for mode in modes:
-            other = step.modes[mode].pools[i]
-            row += [str(other.used), str(other.free)]
-        row.append(", ".join(f"{d}={n}" for d, n in pool.by_deployment) or "-")
+        found = [step.modes[mode].pools[i] for mode in modes]
+        for other in found:
+            shared = f" ({other.devices_used}/{other.devices} devices)" if other.devices else ""
+            row += [f"{other.used}{shared}", str(other.free)]
+        for other in found:
+            unit = " devices" if other.capacity == "Devices" else ""
+            row.append(", ".join(f"{d}={n}{unit}" for d, n in other.by_deployment) or "-")
         rows.append(row)
     if not rows:
         return ["(no published pools)"]

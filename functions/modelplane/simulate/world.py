@@ -38,7 +38,7 @@ from modelplane.compose.model_deployment.fleet import (
 )
 from modelplane.domain import cluster as cluster_domain
 from modelplane.domain import naming
-from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
 from modelplane.simulate import scenario as sc
@@ -108,12 +108,20 @@ class Removal:
 class World:
     """Every object of the simulated fleet, changed by events and by reconciles."""
 
-    def __init__(self, documents: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+    def __init__(
+        self, documents: Iterable[tuple[str, Mapping[str, Any]]], capacity: str | None = None
+    ) -> None:
         """Hold the fleet's documents (later ones replace earlier ones of the same name).
+
+        Args:
+            documents: ``(where it comes from, manifest)`` pairs.
+            capacity: ``Nodes`` or ``Devices`` to count every published pool so, whatever
+                it declares (to compare the two); None: as each pool declares.
 
         Raises:
             sc.ScenarioError: an object cannot be read, named with where it came from.
         """
+        self.capacity = capacity
         self.classes: dict[str, dict[str, Any]] = {}
         self.clusters: dict[str, dict[str, Any]] = {}
         self.deployments: dict[Key, dict[str, Any]] = {}
@@ -148,7 +156,7 @@ class World:
         doc = self.clusters[name]
         found = self._cluster_structs.get(name)
         if found is None or found[0] is not doc:
-            found = (doc, as_struct(doc))
+            found = (doc, as_struct(_counted(doc, self.capacity)))
             self._cluster_structs[name] = found
         return found[1]
 
@@ -493,13 +501,35 @@ def _declared_pool(raw: Mapping[str, Any], where: str) -> cluster_domain.Pool:
             msg = f"{where}.{key}: must be a whole number of at least 0, got {value!r}"
             raise sc.ScenarioError(msg)
         counts[key] = value
+    capacity = raw.get("capacity", "Nodes")
+    if capacity not in CAPACITIES:
+        msg = f"{where}.capacity: must be {' or '.join(CAPACITIES)}, got {capacity!r}"
+        raise sc.ScenarioError(msg)
     return cluster_domain.Pool(
         name=raw["name"],
         class_name=raw["className"],
         node_count=counts["nodeCount"] if counts["nodeCount"] is not None else 1,
         min_node_count=counts["minNodeCount"],
         max_node_count=counts["maxNodeCount"],
+        capacity=capacity,
     )
+
+
+def _counted(doc: dict[str, Any], capacity: str | None) -> dict[str, Any]:
+    """A cluster with every published pool counted as ``capacity`` (None: as published)."""
+    status = doc.get("status")
+    if capacity is None or not isinstance(status, dict) or not status.get("gpuPools"):
+        return doc
+    pools = []
+    for published in status["gpuPools"]:
+        if not isinstance(published, Mapping):
+            pools.append(published)
+            continue
+        pool = {k: v for k, v in published.items() if k != "capacity"}
+        if capacity == "Devices":  # published as the InferenceCluster function does
+            pool["capacity"] = capacity
+        pools.append(pool)
+    return {**doc, "status": {**status, "gpuPools": pools}}
 
 
 def _pool_names(spec: Mapping[str, Any], status: Mapping[str, Any]) -> set[str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,14 +30,14 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
-from modelplane.compose.model_deployment import fleet
+from modelplane.compose.model_deployment import fleet, wire
 from modelplane.compose.model_deployment.fleet import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
     INDEX_LABEL,
     CacheState,
     FleetState,
-    as_struct,
+    as_item,
     read_cache,
     read_fleet,
 )
@@ -50,12 +50,15 @@ from modelplane.compose.model_deployment.manifests import (
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
 from modelplane.domain import scheduler
 from modelplane.domain.scheduling.fleet import (
+    CacheFootprint,
     Deployment,
     DeviceRequest,
     Engine,
+    Fleet,
     Member,
     labels,
 )
+from modelplane.domain.scheduling.memo import PlacementMemo
 from modelplane.domain.scheduling.placement import Placement
 from modelplane.domain.taints import Toleration
 from modelplane.domain.text import cut
@@ -72,6 +75,7 @@ __all__ = [
     "Planned",
     "cache_name",
     "compose",
+    "forget",
     "plan",
     "read_deployment",
     "require",
@@ -124,7 +128,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
         _hold(req, rsp, "reading the fleet's InferenceClusters and ModelReplicas")
         return
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
-    planned = plan(deployment, cache, _required(req, CLUSTERS), _required(req, REPLICAS))
+    planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS))
     ready = observed_ready(req) | planned.state.ready
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
     if not composed:
@@ -150,20 +154,40 @@ class Planned:
 def plan(
     deployment: Deployment,
     cache: CacheState,
-    clusters: Iterable[structpb.Struct | Mapping[str, Any]],
-    replicas: Iterable[structpb.Struct | Mapping[str, Any]],
+    clusters: Iterable[fleet.Item | Mapping[str, Any]],
+    replicas: Iterable[fleet.Item | Mapping[str, Any]],
 ) -> Planned:
     """Read the fleet and schedule the deployment on it: the function's decision, alone.
 
-    ``modelplane plan`` calls this with YAML documents; the function with Structs.
+    ``modelplane plan`` calls this with YAML documents; the function with Structs, or
+    with the fleet's objects still encoded when the server decoded the request with
+    :func:`.wire.decode_request`.
     """
-    state = read_fleet(
-        (as_struct(c) for c in clusters), (as_struct(r) for r in replicas), deployment
-    )
-    placement = scheduler.schedule(
-        deployment, state.fleet, cache=cache.footprint, ready=state.ready
+    if not isinstance(clusters, wire.EncodedItems):
+        clusters = [as_item(c) for c in clusters]
+    if not isinstance(replicas, wire.EncodedItems):
+        replicas = [as_item(r) for r in replicas]
+    state = read_fleet(clusters, replicas, deployment)
+    placement = _placements.placement(
+        _schedule, deployment, state.fleet, cache.footprint, frozenset(state.ready)
     )
     return Planned(deployment, state, placement, scheduled_condition(deployment, placement, cache))
+
+
+def _schedule(
+    deployment: Deployment, found: Fleet, cache: CacheFootprint | None, ready: frozenset[str]
+) -> Placement:
+    return scheduler.schedule(deployment, found, cache=cache, ready=ready)
+
+
+# Each deployment's last placement, reused while nothing it depends on changes.
+_placements = PlacementMemo()
+
+
+def forget() -> None:
+    """Forget what earlier calls read and placed, so the next call starts afresh."""
+    fleet.forget()
+    _placements.clear()
 
 
 def require(rsp: fnv1.RunFunctionResponse, model: ModelDeployment, namespace: str) -> None:
@@ -226,6 +250,12 @@ def _required(req: fnv1.RunFunctionRequest, name: str) -> list[structpb.Struct]:
     """The Structs Crossplane fetched for a requirement, unconverted (they are many)."""
     found = req.required_resources.get(name) or req.extra_resources.get(name)
     return [] if found is None else [item.resource for item in found.items]
+
+
+def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[fleet.Item]:
+    """The fleet objects Crossplane fetched for a requirement: decoded or still encoded."""
+    found = req.required_resources.get(name) or req.extra_resources.get(name)
+    return () if found is None else wire.encoded_items(found)
 
 
 def _hold(

@@ -1,10 +1,17 @@
 """Read the fleet (InferenceClusters, ModelReplicas, the ModelCache) into scheduler values.
 
 A ModelDeployment's request carries every ModelReplica of the fleet: 10,000 of them on
-a large fleet. Converting each whole Struct to a dict would cost more than scheduling,
-so these readers take only the fields the scheduler needs, straight from the Struct's
-``fields`` maps (C-level access). Plain dicts (``modelplane plan`` reads YAML) go
-through :func:`as_struct` first, so there is one reader for both.
+a large fleet, read on every call. So:
+
+- each object is read once, and remembered by its uid and resourceVersion (by its
+  content when it has none, or when it is still encoded: see :mod:`.wire`);
+- an object is read from its encoding one level at a time (:mod:`.lazy`), taking only
+  the fields the scheduler needs, so a replica's pod template is never decoded;
+- what many objects share is read once per encoding: a replica's engines (every replica
+  of a deployment on one pool has the same), a cluster's pools, a pool's devices.
+
+Decoded Structs and plain dicts (``modelplane plan`` reads YAML, through
+:func:`as_struct`) are encoded first, so there is one reader for all of them.
 
 A missing or null field reads as absent. A field of the wrong type (a string where a
 list belongs, a label that is no string, a count that is no whole number, a capacity
@@ -26,20 +33,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 from crossplane.function import resource
 from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
+from google.protobuf.message import DecodeError
 
+from modelplane.compose.model_deployment import lazy
 from modelplane.domain import naming, semver
 from modelplane.domain import quantity as qty
 from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.fleet import (
+    CAPACITIES,
     CacheFootprint,
+    Capacity,
     Claim,
+    Demand,
     Deployment,
     ExistingReplica,
     Fleet,
@@ -59,8 +72,8 @@ _EMPTY = structpb.Value()
 _NO_FIELDS: Any = structpb.Struct().fields  # read only: never written to
 _MISSING = object()
 T = TypeVar("T")
-# Enough for a 10,000 replica fleet and its clusters, several times over; beyond it the
-# memo starts again rather than grow without bound.
+# The least a memo generation holds (it grows to hold one call's fleet): a 10,000 replica
+# fleet and its clusters, several times over.
 MEMO_LIMIT = 65_536
 # A replica index label longer than this is no index (int() refuses 4,300 digits).
 _INDEX_DIGITS = 9
@@ -99,6 +112,11 @@ class UnreadableError(ValueError):
         return UnreadableError(joined, self.problem)
 
 
+def as_item(obj: Item | Mapping[str, Any]) -> Item:
+    """Return a fleet object as it is when decoded or encoded, else as a Struct."""
+    return obj if isinstance(obj, bytes) else as_struct(obj)
+
+
 def as_struct(obj: structpb.Struct | Mapping[str, Any]) -> structpb.Struct:
     """Return a Struct for a Struct or a plain dict.
 
@@ -134,10 +152,48 @@ def _value(fields: Fields, key: str, kind: str) -> Any:
     raise error
 
 
+def _fields_of(value: Any) -> Fields:
+    """The fields of a Value holding an object: decoded, or still encoded (.lazy).
+
+    Anything else reads as an empty object (callers check the kind first when it
+    matters).
+    """
+    inner = value.struct_value
+    return _decode_struct(inner).fields if isinstance(inner, bytes) else inner.fields
+
+
+def _values_of(value: Any) -> Any:
+    """The values of a Value holding a list: decoded, or still encoded (.lazy)."""
+    inner = value.list_value
+    return _decode_list(inner).values if isinstance(inner, bytes) else inner.values
+
+
+def _lenient(value: Any) -> Fields:
+    """:func:`_fields_of` for what only names an object: what does not decode is empty."""
+    try:
+        return _fields_of(value)
+    except DecodeError:
+        return _NO_FIELDS
+
+
+def _encoded(item: Item) -> Any:
+    """A fleet object to read one level at a time (.lazy), however it came.
+
+    Bytes that are no Struct read as an empty object, which every reader skips.
+    """
+    try:
+        return _decode_struct(item if isinstance(item, bytes) else item.SerializeToString())
+    except DecodeError:
+        return lazy.Struct()
+
+
+_decode_struct, _decode_list = lazy.Struct.FromString, lazy.ListValue.FromString
+
+
 def _sub(fields: Fields, key: str) -> Fields:
     """The fields of a nested object (empty when absent)."""
     value = _value(fields, key, "struct_value")
-    return _NO_FIELDS if value is None else value.struct_value.fields
+    return _NO_FIELDS if value is None else _fields_of(value)
 
 
 def _at(fields: Fields, key: str, read: Callable[[Fields], T]) -> T:
@@ -161,12 +217,12 @@ def _objects(fields: Fields, key: str) -> list[Fields]:
     if value is None:
         return []
     out = []
-    for i, item in enumerate(value.list_value.values):
+    for i, item in enumerate(_values_of(value)):
         got = item.WhichOneof("kind")
         if got != "struct_value":
             error = UnreadableError(f"{key}[{i}]", f"is {_TYPES[got]}, not an object")
             raise error
-        out.append(item.struct_value.fields)
+        out.append(_fields_of(item))
     return out
 
 
@@ -211,9 +267,9 @@ def is_ready(fields: Fields) -> bool:
 
     Lenient: a status or conditions of the wrong type read as not Ready.
     """
-    status = fields.get("status", _EMPTY).struct_value.fields
-    for value in status.get("conditions", _EMPTY).list_value.values:
-        condition = value.struct_value.fields
+    status = _lenient(fields.get("status", _EMPTY))
+    for value in _values_of(status.get("conditions", _EMPTY)):
+        condition = _lenient(value)
         kind, state = condition.get("type", _EMPTY), condition.get("status", _EMPTY)
         if kind.string_value == "Ready" and state.string_value == "True":
             return True
@@ -235,31 +291,90 @@ def _ready(status: Fields) -> bool:
 # --- reading each distinct object once ------------------------------------------------------
 
 
+def content_key(message: Any) -> bytes:
+    """A message's identity by content: a digest of its bytes."""
+    return hashlib.blake2b(message.SerializeToString(), digest_size=16).digest()
+
+
+Item: TypeAlias = structpb.Struct | bytes  # a fleet object, decoded or still encoded (see .wire)
+
+
+def decoded(item: Item) -> structpb.Struct:
+    """A fleet object as a Struct; an encoding that does not decode reads as empty."""
+    if not isinstance(item, bytes):
+        return item
+    try:
+        return structpb.Struct.FromString(item)
+    except DecodeError:
+        return structpb.Struct()
+
+
+def object_key(message: Item) -> tuple[str, str] | bytes:
+    """An object's identity: its ``(uid, resourceVersion)``, else a digest of its content.
+
+    The API server gives every object a uid and changes its resourceVersion on every
+    write, status included, so the pair names one content exactly, and reading it costs a
+    few field lookups where digesting the content costs a serialisation. Objects without
+    them (YAML read by ``modelplane plan``, tests) are keyed by their content, and so is
+    an object still encoded, whose digest costs less than decoding it.
+    """
+    if isinstance(message, bytes):
+        return hashlib.sha256(message).digest()  # faster than blake2b where SHA is in hardware
+    meta = message.fields.get("metadata")
+    if meta is not None:
+        found = meta.struct_value.fields  # the empty default when metadata is no object
+        uid, version = found.get("uid"), found.get("resourceVersion")
+        if uid is not None and version is not None and uid.string_value and version.string_value:
+            return (uid.string_value, version.string_value)
+    return content_key(message)
+
+
 class _Memo(Generic[T]):
-    """Remembers what a message reads as, by a digest of its bytes, across calls.
+    """Remembers what a message reads as, by its identity, across calls.
 
     Every call of every ModelDeployment reads the same fleet, and most of it is
-    unchanged since the last call: hashing a replica's bytes costs a third of reading
-    it. The result is a pure function of the bytes, so a remembered one is exact.
+    unchanged since the last call. The result is a pure function of the content, which
+    the key names, so a remembered one is exact.
+
+    Memory is bounded by two generations: entries are remembered in the young one; when
+    it is full it becomes the old one (and the old one is dropped), and an old entry used
+    again moves back to the young one. So what a fleet no longer holds (earlier
+    resourceVersions, deleted objects) goes after at most two generations, and what every
+    call reads stays. A generation holds at least :data:`MEMO_LIMIT` entries and at least
+    one call's worth (:meth:`expect`), so a fleet of any size is read once, not every call.
     """
 
-    def __init__(self, read: Callable[[Any], T], limit: int = MEMO_LIMIT) -> None:
+    def __init__(self, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key) -> None:
         self._read = read
-        self._limit = limit
-        self._seen: dict[bytes, T] = {}
+        self._key = key
+        self.limit = MEMO_LIMIT
+        self._young: dict[Any, T] = {}
+        self._old: dict[Any, T] = {}
+
+    def expect(self, count: int) -> None:
+        """Make room for a call that reads ``count`` messages."""
+        self.limit = max(self.limit, count)
 
     def __call__(self, message: Any) -> T:
-        key = hashlib.blake2b(message.SerializeToString(), digest_size=16).digest()
-        found = self._seen.get(key, _MISSING)
+        key = self._key(message)
+        found = self._young.get(key, _MISSING)
         if found is _MISSING:
-            if len(self._seen) >= self._limit:
-                self._seen.clear()
-            found = self._seen[key] = self._read(message)
+            found = self._old.pop(key, _MISSING)
+            if found is _MISSING:
+                found = self._read(message)
+            if len(self._young) >= self.limit:
+                self._old, self._young = self._young, {}
+            self._young[key] = cast("T", found)
         return cast("T", found)
+
+    def __len__(self) -> int:
+        """How many entries are remembered, in both generations."""
+        return len(self._young) + len(self._old)
 
     def clear(self) -> None:
         """Forget everything (tests and benchmarks measure cold calls with it)."""
-        self._seen.clear()
+        self._young.clear()
+        self._old.clear()
 
 
 # --- InferenceClusters ----------------------------------------------------------------------
@@ -274,13 +389,13 @@ def _devices(raw: structpb.Value) -> tuple[PoolDevice, ...]:
         error = UnreadableError("devices", f"is {_TYPES[got]}, not a list")
         raise error
     entries = []
-    for i, value in enumerate(raw.list_value.values):
+    for i, value in enumerate(_values_of(raw)):
         kind = value.WhichOneof("kind")
         if kind != "struct_value":
             error = UnreadableError(f"devices[{i}]", f"is {_TYPES[kind]}, not an object")
             raise error
         try:
-            entry = _pool_device(value.struct_value.fields)
+            entry = _pool_device(_fields_of(value))
         except UnreadableError as exc:
             error = exc.within(f"devices[{i}]")
             raise error from None
@@ -303,7 +418,7 @@ def _pool_device(fields: Fields) -> PoolDevice | None:
             error = UnreadableError(f'attributes["{key}"]', f"is {_TYPES[kind]}, not an object")
             raise error
         try:
-            attribute = _attribute(value.struct_value.fields)
+            attribute = _attribute(_fields_of(value))
         except UnreadableError as exc:
             error = exc.within(f'attributes["{key}"]')
             raise error from None
@@ -315,7 +430,7 @@ def _pool_device(fields: Fields) -> PoolDevice | None:
         if kind != "struct_value":
             error = UnreadableError(f'capacity["{key}"]', f"is {_TYPES[kind]}, not an object")
             raise error
-        text = _text(value.struct_value.fields, "value")
+        text = _text(_fields_of(value), "value")
         if not text:
             continue
         try:
@@ -406,10 +521,10 @@ def _read_cluster(obj: structpb.Struct) -> tuple[FleetCluster | None, list[Unrea
         lambda: _at(fields, "status", lambda s: _at(s, "gateway", lambda g: _text(g, "address"))),
         "",
     )
-    pools = attempt(lambda: _at(fields, "status", _pools), None)
+    pools = attempt(lambda: _at(fields, "status", _published), None)
     if found is None:  # keep the labels that are strings
-        meta = fields.get("metadata", _EMPTY).struct_value.fields
-        raw = meta.get("labels", _EMPTY).struct_value.fields
+        meta = _lenient(fields.get("metadata", _EMPTY))
+        raw = _lenient(meta.get("labels", _EMPTY))
         found = {
             str(k): str(v.string_value)
             for k, v in raw.items()
@@ -439,6 +554,22 @@ def _taints(spec: Fields) -> tuple[Taint, ...]:
     return tuple(taints)
 
 
+def _published(status: Fields) -> tuple[Pool, ...] | None:
+    """:func:`_pools`, once per encoding of the list (clusters of one template share it)."""
+    found = status.get("gpuPools")
+    if found is None or found.WhichOneof("kind") != "list_value":
+        return _pools(status)
+    if not isinstance(found.list_value, bytes):
+        return _pools(status)
+    return _encoded_pools(found.list_value)
+
+
+def _pools_encoded(encoded: bytes) -> tuple[Pool, ...] | None:
+    status = lazy.Struct()
+    status.fields["gpuPools"].list_value = encoded
+    return _pools(status.fields)
+
+
 def _pools(status: Fields) -> tuple[Pool, ...] | None:
     """The published pools; None while there are none (no ``gpuPools`` yet)."""
     if _value(status, "gpuPools", "list_value") is None:
@@ -449,12 +580,26 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
             name = _text(pool, "name")
             nodes = _whole(pool, "nodes", 0)
             devices = _pool_devices(pool.get("devices", _EMPTY))
+            capacity = _capacity(_text(pool, "capacity"))
         except UnreadableError as exc:
             error = exc.within(f"gpuPools[{i}]")
             raise error from None
         if name:
-            pools.append(Pool(name, nodes, devices))
+            pools.append(Pool(name, nodes, devices, capacity))
     return tuple(pools)
+
+
+def _capacity(text: str) -> Capacity:
+    """A pool's ``capacity``: Nodes when unset (whole nodes per pod), or Devices (shared)."""
+    if text in ("", "Nodes"):
+        return "Nodes"
+    if text == "Devices":
+        return "Devices"
+    error = UnreadableError("capacity", f"is {text!r}, not one of {', '.join(CAPACITIES)}")
+    raise error
+
+
+_encoded_pools: _Memo[tuple[Pool, ...] | None] = _Memo(_pools_encoded, bytes)
 
 
 # --- ModelReplicas --------------------------------------------------------------------------
@@ -482,7 +627,12 @@ def read_replica(obj: structpb.Struct) -> ExistingReplica | None:
     try:
         cluster = _text(spec, "clusterName") or cluster_label
         engines = spec.get("engines")
-        pinned = () if engines is None else _engines(spec)
+        if engines is None:
+            pinned: tuple[PinnedEngine, ...] = ()
+        elif isinstance(engines.list_value, bytes) and engines.WhichOneof("kind") == "list_value":
+            pinned = _encoded_engines(engines.list_value)
+        else:
+            pinned = _engines(spec)
     except UnreadableError as exc:
         error = exc.within("spec")
         raise error from None
@@ -505,6 +655,17 @@ def _index(text: str) -> int:
     return -1
 
 
+def _engines_encoded(encoded: bytes) -> tuple[PinnedEngine, ...]:
+    spec = lazy.Struct()
+    spec.fields["engines"].list_value = encoded
+    return _engines(spec.fields)
+
+
+# A replica's engines by their encoding: every replica of a deployment on one pool has the
+# same, so a fleet's replicas share a few hundred. (What does not read raises: not kept.)
+_encoded_engines: _Memo[tuple[PinnedEngine, ...]] = _Memo(_engines_encoded, bytes)
+
+
 def _engines(spec: Fields) -> tuple[PinnedEngine, ...]:
     pinned = []
     for i, engine in enumerate(_objects(spec, "engines")):
@@ -522,26 +683,51 @@ def _pinned(engine: Fields) -> PinnedEngine:
     Hot (every replica of the fleet): only the fields that count are read, and checked.
     """
     pool, pods = "", 0
+    claimed: list[tuple[Demand, int]] = []
     for i, member in enumerate(_objects(engine, "members")):
         try:
             pool = pool or _text(member, "nodePoolName")
             requests = _value(member, "deviceRequests", "list_value")
-            if requests is None or not len(requests.list_value.values):
+            if requests is None or not len(_values_of(requests)):
                 continue
+            demand = _claims(_values_of(requests))
             if _text(member, "role") != "Worker":
                 pods += 1
+                claimed.append((demand, 1))
                 continue
             worker = _sub(member, "worker")
             try:
-                pods += max(_whole(worker, "nodes", 1), 1)
+                workers = max(_whole(worker, "nodes", 1), 1)
             except UnreadableError as exc:
                 error = exc.within("worker")
                 raise error from None
+            pods += workers
+            claimed.append((demand, workers))
         except UnreadableError as exc:
             error = exc.within(f"members[{i}]")
             raise error from None
     copies = max(_whole(engine, "copies", 1), 1)
-    return PinnedEngine(_text(engine, "name"), pool, copies * pods)
+    shared = sharing.pods((d, copies * n) for d, n in claimed)
+    return PinnedEngine(_text(engine, "name"), pool, copies * pods, shared)
+
+
+def _claims(requests: Any) -> Demand:
+    """What one pod of a member claims: its deviceRequests' classes and counts.
+
+    Lenient, as nothing but a pool whose pods share nodes reads them: a request that is
+    no object claims nothing, a count that is no whole number of at least 1 reads as 1.
+    """
+    found = []
+    for value in requests:
+        if value.WhichOneof("kind") != "struct_value":
+            continue
+        request = _fields_of(value)
+        device_class = request.get("deviceClassName", _EMPTY)
+        count = request.get("count", _EMPTY)
+        number = count.number_value if count.WhichOneof("kind") == "number_value" else 1
+        whole = int(number) if float(number).is_integer() and number >= 1 else 1
+        found.append((str(device_class.string_value), whole))
+    return sharing.demand(found)
 
 
 # --- reading each object once, and what cannot be read -------------------------------------
@@ -563,33 +749,35 @@ class Skipped:
 
 
 def _describe(kind: str, fields: Fields) -> str:
-    meta = fields.get("metadata", _EMPTY).struct_value.fields
+    meta = _lenient(fields.get("metadata", _EMPTY))
     name = str(meta.get("name", _EMPTY).string_value) or "(unnamed)"
     namespace = str(meta.get("namespace", _EMPTY).string_value)
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
-def _cluster_or_skipped(obj: structpb.Struct) -> tuple[FleetCluster | None, Skipped | None]:
+def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None]:
+    obj = _encoded(item)
     try:
         cluster, problems = _read_cluster(obj)
-    except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError):
+    except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError, DecodeError):
         return None, Skipped(_describe("InferenceCluster", obj.fields), "cannot be read")
     if not problems:
         return cluster, None
     return cluster, Skipped(_describe("InferenceCluster", obj.fields), str(problems[0]))
 
 
-def _replica_or_skipped(obj: structpb.Struct) -> ExistingReplica | Skipped | None:
+def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
+    obj = _encoded(item)
     try:
         return read_replica(obj)
     except UnreadableError as exc:
         problem = str(exc)
-    except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError):
+    except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError, DecodeError):
         problem = "cannot be read"
     fields = obj.fields
-    meta = fields.get("metadata", _EMPTY).struct_value.fields
-    found = meta.get("labels", _EMPTY).struct_value.fields
-    spec = fields.get("spec", _EMPTY).struct_value.fields
+    meta = _lenient(fields.get("metadata", _EMPTY))
+    found = _lenient(meta.get("labels", _EMPTY))
+    spec = _lenient(fields.get("spec", _EMPTY))
     cluster = spec.get("clusterName", _EMPTY).string_value
     identity = ExistingReplica(
         namespace=str(meta.get("namespace", _EMPTY).string_value),
@@ -601,13 +789,15 @@ def _replica_or_skipped(obj: structpb.Struct) -> ExistingReplica | Skipped | Non
     return Skipped(_describe("ModelReplica", fields), problem, identity)
 
 
-_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(_cluster_or_skipped)
-_replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped)
+_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(
+    _cluster_or_skipped, object_key
+)
+_replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped, object_key)
 
 
 def forget() -> None:
     """Forget every fleet object read so far, so the next call reads all of it afresh."""
-    for memo in (_pool_devices, _clusters, _replicas):
+    for memo in (_pool_devices, _encoded_pools, _encoded_engines, _clusters, _replicas):
         memo.clear()
 
 
@@ -632,8 +822,8 @@ class FleetState:
 
 
 def read_fleet(
-    clusters: Iterable[structpb.Struct],
-    replicas: Iterable[structpb.Struct],
+    clusters: Iterable[Item],
+    replicas: Iterable[Item],
     deployment: Deployment | None = None,
 ) -> FleetState:
     """Read the fleet's InferenceClusters and ModelReplicas.
@@ -642,6 +832,10 @@ def read_fleet(
     the deployment does not claim it. What cannot be read is handled as the module says
     and listed in :attr:`FleetState.skipped`; nothing here raises.
     """
+    clusters = clusters if isinstance(clusters, Sequence) else list(clusters)
+    replicas = replicas if isinstance(replicas, Sequence) else list(replicas)
+    _clusters.expect(len(clusters))
+    _replicas.expect(len(replicas))
     by_name: dict[str, FleetCluster] = {}
     skipped: list[str] = []
     complete = True
@@ -674,8 +868,9 @@ def read_fleet(
             if replica.index < 0:
                 replica = ExistingReplica("", "", replica.cluster, 0, replica.engines, replica.name)
             else:
-                state.own.setdefault((replica.cluster, replica.index), obj)
-                if is_ready(obj.fields):
+                own = decoded(obj)  # the deployment's own few, composed from as they are
+                state.own.setdefault((replica.cluster, replica.index), own)
+                if is_ready(own.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
     state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)

@@ -17,6 +17,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterReason,
     ConflictMiss,
     CountMiss,
+    DeviceShortage,
     DropReason,
     Duplicate,
     Evicted,
@@ -42,6 +43,7 @@ from modelplane.domain.scheduling.placement import (
     Repelled,
     ScaledDown,
     SelectorMiss,
+    Shortage,
     SyntheticOnly,
 )
 from modelplane.domain.taints import Taint
@@ -140,14 +142,27 @@ def cluster_reason(reason: ClusterReason) -> str:
         case NoPoolFits(engine, misses):
             return f"no pool fits engine {engine}{_misses(misses)}"
         case NoRoom(shortages):
-            return "; ".join(
-                f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
-                for s in shortages
-            )
+            return "; ".join(_shortage(s) for s in shortages)
         case NotNeeded():
             return "not needed: every wanted replica is placed"
         case Held():
             return "not tried: placement is held"
+
+
+def _shortage(shortage: Shortage | DeviceShortage) -> str:
+    """``pool p has 0 of 2 nodes free, needs 1``; a pool whose pods share nodes in devices:
+    ``pool p has 4 of 16 gpu.nvidia.com free, needs 1 pod of 8 gpu.nvidia.com on one node``."""
+    if isinstance(shortage, Shortage):
+        s = shortage
+        return f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
+    have = dict(shortage.devices)
+    free = ", ".join(f"{n} of {have[c]} {c}" for c, n in shortage.free) or "no devices"
+    pods = "; ".join(
+        f"{n} {'pod' if n == 1 else 'pods'} of {' + '.join(f'{k} {c}' for c, k in claimed)}"
+        for claimed, n in shortage.needed
+    )
+    each = "on one node" if sum(n for _, n in shortage.needed) == 1 else "each on one node"
+    return f"pool {shortage.pool} has {free} free, needs {pods} {each}"
 
 
 def _misses(misses: Sequence[PoolMiss]) -> str:

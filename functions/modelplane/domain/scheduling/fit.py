@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from modelplane.domain.dra.device import Device
+from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.fleet import DeviceRequest, Engine, Member, Pool, PoolDevice
 from modelplane.domain.scheduling.placement import (
     ClaimedRequest,
@@ -265,8 +266,15 @@ class PoolFitter:
             MemberPlacement(role=m.role, claims=f.claims)
             for m, f in zip(spec.members, fits, strict=True)
         )
-        nodes = max(spec.copies, 1) * pods
-        return EngineFit(EnginePlacement(spec.name, pool.name, nodes, members))
+        copies = max(spec.copies, 1)
+        nodes = copies * pods
+        # What each pod claims, for a pool whose pods share nodes.
+        claimed = sharing.pods(
+            (sharing.demand((c.device_class_name, c.count) for c in f.claims), copies * m.pods)
+            for m, f in zip(spec.members, fits, strict=True)
+            if f.claims_real
+        )
+        return EngineFit(EnginePlacement(spec.name, pool.name, nodes, members, claimed))
 
 
 def _claims_real(fit: MemberFit | Miss) -> bool:

@@ -16,6 +16,14 @@ from modelplane.domain.taints import Taint, Toleration
 Role = Literal["Standalone", "Leader", "Worker"]
 Claim = Literal["DRA", "Synthetic"]
 Labels = tuple[tuple[str, str], ...]
+# How a pool's capacity is counted: whole nodes per pod (the docs' rule), or, where the
+# pool opts in, the devices of each node, so that several pods may share a node.
+Capacity = Literal["Nodes", "Devices"]
+CAPACITIES: tuple[Capacity, ...] = ("Nodes", "Devices")
+# What one pod claims: ``(deviceClassName, count)`` pairs, sorted, one per class.
+Demand = tuple[tuple[str, int], ...]
+# An engine's pods on its pool: ``(demand, how many pods)`` pairs, sorted, one per demand.
+Pods = tuple[tuple[Demand, int], ...]
 
 
 def labels(mapping: Mapping[str, str] | None) -> Labels:
@@ -114,6 +122,7 @@ class Pool:
     name: str
     nodes: int
     devices: tuple[PoolDevice, ...] = ()
+    capacity: Capacity = "Nodes"
 
 
 @dataclass(frozen=True)
@@ -135,11 +144,17 @@ class FleetCluster:
 
 @dataclass(frozen=True)
 class PinnedEngine:
-    """An existing replica's engine: the pool it is pinned to and what it charges there."""
+    """An existing replica's engine: the pool it is pinned to and what it charges there.
+
+    Attributes:
+        pods: What its pods claim, which a pool whose pods share nodes charges instead of
+            ``nodes``.
+    """
 
     name: str
     pool: str
     nodes: int = 0
+    pods: Pods = ()
 
 
 @dataclass(frozen=True)

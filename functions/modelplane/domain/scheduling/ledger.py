@@ -3,15 +3,53 @@
 It is indexed by ``(cluster, pool)``, so charging a replica or asking what a pool has
 free costs the same on a fleet of 10 pools or 10,000. A charge against a pool that is
 not published is ignored: nothing is placed there, and nothing can be overcommitted.
+
+A pool charges whole nodes per pod (the docs' rule), unless it publishes
+``capacity: Devices``: then its pods share nodes, each needing what it claims on one
+node (:mod:`.sharing`), and what it has free is the nodes no pod uses.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from modelplane.domain.scheduling.fleet import FleetCluster
+from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling.fleet import Demand, FleetCluster, Pods
+from modelplane.domain.scheduling.placement import DeviceShortage, Shortage
 
 PoolKey = tuple[str, str]
+
+
+class _SharedPool:
+    """A pool whose pods share nodes: the pods charged there, packed when asked."""
+
+    def __init__(self, node: sharing.NodeShape, nodes: int) -> None:
+        self.node = node
+        self.nodes = nodes
+        self.pods: dict[Demand, int] = defaultdict(int)
+        self._packed: sharing.Packing | None = None
+
+    def charge(self, pods: Pods, sign: int) -> None:
+        for claimed, count in pods:
+            self.pods[claimed] += sign * count
+        self._packed = None
+
+    def packing(self, extra: Pods = ()) -> sharing.Packing:
+        """The pods charged (and ``extra`` ones) on the nodes."""
+        if not extra:
+            if self._packed is None:
+                self._packed = sharing.pack(self.node, self.nodes, self.pods)
+            return self._packed
+        more = dict(self.pods)
+        for claimed, count in extra:
+            more[claimed] = more.get(claimed, 0) + count
+        return sharing.pack(self.node, self.nodes, more)
+
+    def free(self) -> int:
+        """Nodes no pod uses; negative (pods without a node) when overcommitted."""
+        packed = self.packing()
+        return packed.empty_nodes if packed.fits else -packed.unplaced
 
 
 class Ledger:
@@ -21,30 +59,108 @@ class Ledger:
         """Open a ledger on every pool the clusters publish, with nothing charged yet."""
         self._nodes: dict[PoolKey, int] = {}
         self._used: dict[PoolKey, int] = {}
+        self._shared: dict[PoolKey, _SharedPool] = {}
         for cluster in clusters:
             for pool in cluster.pools or ():
-                self._nodes[(cluster.name, pool.name)] = max(pool.nodes, 0)
-                self._used[(cluster.name, pool.name)] = 0
+                key = (cluster.name, pool.name)
+                self._nodes[key] = max(pool.nodes, 0)
+                self._used[key] = 0
+                if pool.capacity == "Devices":
+                    self._shared[key] = _SharedPool(sharing.shape(pool.devices), self._nodes[key])
+                else:
+                    self._shared.pop(key, None)  # of two pools of one name, the last counts
 
-    def charge(self, cluster: str, pool: str, nodes: int) -> None:
-        """Charge ``nodes`` to a pool (a negative number releases them)."""
+    def charge(self, cluster: str, pool: str, nodes: int, pods: Pods = ()) -> None:
+        """Charge ``nodes`` to a pool (a negative number releases them).
+
+        A pool whose pods share nodes charges the ``pods`` instead (released with a
+        negative ``nodes``).
+        """
         key = (cluster, pool)
         if key in self._used:
             self._used[key] += nodes
+            shared = self._shared.get(key)
+            if shared is not None and pods:
+                shared.charge(pods, -1 if nodes < 0 else 1)
 
     def free(self, cluster: str, pool: str) -> int:
-        """Return a pool's free nodes (negative when retained replicas overcommit it)."""
+        """Return a pool's free nodes (negative when retained replicas overcommit it).
+
+        On a pool whose pods share nodes: the nodes no pod uses, or minus the pods that
+        find no node when overcommitted.
+        """
         key = (cluster, pool)
+        shared = self._shared.get(key)
+        if shared is not None:
+            return shared.free()
         return self._nodes.get(key, 0) - self._used.get(key, 0)
 
     def nodes(self, cluster: str, pool: str) -> int:
         """Return a pool's published node count."""
         return self._nodes.get((cluster, pool), 0)
 
+    def shares(self, cluster: str, pool: str) -> bool:
+        """Tell whether a pool's pods share nodes (it publishes ``capacity: Devices``)."""
+        return (cluster, pool) in self._shared
+
+    def packing(self, cluster: str, pool: str) -> sharing.Packing | None:
+        """Return where a pool's pods sit on its nodes; None unless its pods share nodes."""
+        shared = self._shared.get((cluster, pool))
+        return None if shared is None else shared.packing()
+
     def snapshot(self) -> dict[PoolKey, int]:
         """Return every pool's free nodes now."""
-        return {key: self._nodes[key] - used for key, used in self._used.items()}
+        return {key: self.free(*key) for key in self._used}
+
+    def room(self, cluster: str) -> Room:
+        """Start trying one replica's engines on a cluster's pools."""
+        return Room(self, cluster)
+
+    def shortage(
+        self, cluster: str, pool: str, nodes: int, pods: Pods
+    ) -> Shortage | DeviceShortage:
+        """Say what a pool lacks for a replica's engines needing ``nodes`` (or ``pods``)."""
+        shared = self._shared.get((cluster, pool))
+        if shared is None:
+            return Shortage(pool, self.free(cluster, pool), self.nodes(cluster, pool), nodes)
+        packed = shared.packing()
+        total = tuple(n * shared.nodes for n in shared.node.per_node)
+        free = tuple(max(n, 0) for n in packed.free_devices)
+        return DeviceShortage(pool, shared.node.totals(free), shared.node.totals(total), pods)
 
     def __iter__(self) -> Iterator[PoolKey]:
         """Iterate over every published pool, as ``(cluster, pool)``."""
         return iter(self._nodes)
+
+
+class Room:
+    """One replica's engines tried on a cluster's pools: what they would take together.
+
+    An engine that costs no nodes (claims no devices) fits any pool it matches, even a
+    full one.
+    """
+
+    def __init__(self, ledger: Ledger, cluster: str) -> None:
+        """Try on ``cluster`` with nothing taken yet."""
+        self._ledger = ledger
+        self._cluster = cluster
+        self._nodes: dict[str, int] = defaultdict(int)
+        self._pods: dict[str, list[tuple[Demand, int]]] = defaultdict(list)
+
+    def take(self, pool: str, nodes: int, pods: Pods) -> bool:
+        """Take room for an engine if the pool has it, with what is taken so far."""
+        shared = self._ledger._shared.get((self._cluster, pool))
+        if shared is None:
+            if nodes and self._nodes[pool] + nodes > self._ledger.free(self._cluster, pool):
+                return False
+        elif pods and not shared.packing((*self._pods[pool], *pods)).fits:
+            return False
+        self._nodes[pool] += nodes
+        self._pods[pool].extend(pods)
+        return True
+
+    def give_back(self, pool: str, nodes: int, pods: Pods) -> None:
+        """Give back what :meth:`take` took for an engine (the last one taken on the pool)."""
+        self._nodes[pool] -= nodes
+        if pods:
+            del self._pods[pool][-len(pods) :]

@@ -72,6 +72,23 @@ class Shortage:
     needed: int
 
 
+@dataclass(frozen=True)
+class DeviceShortage:
+    """A pool whose pods share nodes fits an engine, but its nodes lack the free devices
+    for the replica's pods (each pod needs all it claims on one node).
+
+    Attributes:
+        free: Free devices per DeviceClass, over the whole pool.
+        devices: Devices per DeviceClass, over the whole pool.
+        needed: The replica's pods on this pool: ``(what one pod claims, how many)``.
+    """
+
+    pool: str
+    free: tuple[tuple[str, int], ...]
+    devices: tuple[tuple[str, int], ...]
+    needed: tuple[tuple[tuple[tuple[str, int], ...], int], ...]
+
+
 # --- why a cluster was passed over ----------------------------------------------------
 
 
@@ -127,7 +144,7 @@ class NoPoolFits:
 class NoRoom:
     """Pools fit, but they lack free nodes for one more replica."""
 
-    shortages: tuple[Shortage, ...]
+    shortages: tuple[Shortage | DeviceShortage, ...]
 
 
 @dataclass(frozen=True)
@@ -300,12 +317,18 @@ class MemberPlacement:
 
 @dataclass(frozen=True)
 class EnginePlacement:
-    """An engine's pool and the node cost it charges there."""
+    """An engine's pool and the node cost it charges there.
+
+    Attributes:
+        pods: What its pods claim, ``(demand, how many pods)`` with a demand's
+            ``(deviceClassName, count)`` pairs: a pool whose pods share nodes charges these.
+    """
 
     engine: str
     pool: str
     nodes: int
     members: tuple[MemberPlacement, ...]
+    pods: tuple[tuple[tuple[tuple[str, int], ...], int], ...] = ()
 
 
 @dataclass(frozen=True)
