@@ -362,6 +362,16 @@ REPORTED = [
         ),
         id="ready",
     ),
+    pytest.param(
+        Reported(
+            {k: object_state("False", "True", "connect: connection refused") for k in KEYS},
+            ("False", "Applying"),
+            ("False", "ClusterUnreachable"),
+            fnv1.READY_FALSE,
+            "no Object on eks syncs, so whether it serves is unknown: connect: connection refused",
+        ),
+        id="cluster-unreachable",
+    ),
 ]
 
 

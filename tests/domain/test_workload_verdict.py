@@ -11,6 +11,7 @@ PLAN = (
     Composed("route", {}, "HTTPRoute", "r"),
 )
 UP = Observed(synced=True, ready=True)
+LOST = "cannot get object: dial tcp 10.0.0.1:6443: connect: connection refused"
 
 
 @pytest.mark.parametrize(
@@ -79,6 +80,40 @@ UP = Observed(synced=True, ready=True)
                 unapplied=(("Service llm", "not synced yet"),),
             ),
             id="unreported-sync",
+        ),
+        pytest.param(
+            {key: Observed(False, True, LOST) for key in ("engine-llm-service", "route")}
+            | {"engine-llm-workload": Observed(False, True, "")},
+            Verdict(
+                accepted=False,
+                serving=False,
+                ready=False,
+                unapplied=(
+                    ("Service llm", LOST),
+                    ("Deployment llm", "not synced yet"),
+                    ("HTTPRoute r", LOST),
+                ),
+                unreachable=LOST,
+            ),
+            id="cluster-unreachable-stale-ready",
+        ),
+        pytest.param(
+            {
+                "engine-llm-service": Observed(False, True, LOST),
+                "engine-llm-workload": Observed(False, True, LOST),
+            },
+            Verdict(
+                accepted=False,
+                serving=True,  # the last word of the workload stands while not all Objects fail
+                ready=False,
+                unapplied=(
+                    ("Service llm", LOST),
+                    ("Deployment llm", LOST),
+                    ("HTTPRoute r", "not created yet"),
+                ),
+                waiting=("HTTPRoute r",),
+            ),
+            id="not-every-object-created-is-not-unreachable",
         ),
     ],
 )

@@ -209,7 +209,12 @@ def _report(
         unapplied = [f"{what} ({why})" for what, why in verdict.unapplied]
         message = f"applying on {cluster}: {kit.listed(unapplied, sep=', ')}"
         kit.set_condition(rsp, ACCEPTED, False, "Applying", message)
-    if verdict.serving:
+    if verdict.unreachable:
+        message = (
+            f"no Object on {cluster} syncs, so whether it serves is unknown: {verdict.unreachable}"
+        )
+        kit.set_condition(rsp, READY, False, "ClusterUnreachable", message)
+    elif verdict.serving:
         kit.set_condition(rsp, READY, True, "Available", "every engine workload is available")
     else:
         message = f"waiting for {kit.listed(list(verdict.starting), sep=', ')} to become available"

@@ -26,8 +26,12 @@ class Verdict:
 
     Attributes:
         accepted: Every Object exists and is Synced: everything is applied.
-        serving: Every workload is Available.
+        serving: Every workload is Available (and the cluster answers: see ``unreachable``).
         ready: It serves, and every other object (the route above all) is ready too.
+        unreachable: Why the cluster seems out of reach, or "": every Object exists and
+            every one fails to sync. What they last reported (Ready) is then stale, so the
+            replica is not taken to serve, as Kubernetes takes a pod on an unreachable
+            node to be not Ready; it is not moved for that (the docs' retain rule).
         unapplied: ``(what, why)`` for each Object not yet applied.
         starting: What each workload not yet Available is.
         waiting: What each other object not yet ready is.
@@ -39,6 +43,7 @@ class Verdict:
     unapplied: tuple[tuple[str, str], ...] = ()
     starting: tuple[str, ...] = ()
     waiting: tuple[str, ...] = ()
+    unreachable: str = ""
 
 
 def judge(composed: Sequence[Composed], observed: Mapping[str, Observed]) -> Verdict:
@@ -60,7 +65,8 @@ def judge(composed: Sequence[Composed], observed: Mapping[str, Observed]) -> Ver
             unapplied.append((what, why))
         if seen is None or seen.ready is not True:
             (starting if item.workload else waiting).append(what)
-    serving = not starting and any(item.workload for item in composed)
+    unreachable = _unreachable(composed, observed)
+    serving = not starting and not unreachable and any(item.workload for item in composed)
     return Verdict(
         accepted=not unapplied,
         serving=serving,
@@ -68,4 +74,17 @@ def judge(composed: Sequence[Composed], observed: Mapping[str, Observed]) -> Ver
         unapplied=tuple(unapplied),
         starting=tuple(starting),
         waiting=tuple(waiting),
+        unreachable=unreachable,
     )
+
+
+def _unreachable(composed: Sequence[Composed], observed: Mapping[str, Observed]) -> str:
+    """Return the first Object's sync error when every Object exists and fails to sync.
+
+    One Object failing is that Object's problem; all of them failing at once is the
+    cluster (its API server down, its credentials revoked).
+    """
+    seen = [observed.get(item.key) for item in composed]
+    if not seen or any(s is None or s.synced is not False for s in seen):
+        return ""
+    return next((s.message for s in seen if s is not None and s.message), "no Object syncs")
