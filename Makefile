@@ -20,7 +20,7 @@ include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help
 help: ## List the targets.
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 ORACLE  := $(BIN)/dra-oracle
 

@@ -3,7 +3,7 @@
 # kube-controller-manager, a local OCI registry and Crossplane core (with its webhooks),
 # all on loopback inside a private network namespace, plus what stands in for the rest
 # of a Crossplane install: our Python functions behind mTLS, an External package
-# runtime, and fake providers. Then our packages are built, pushed and installed.
+# runtime, and fake providers. Then the packages `make package` built are pushed and installed.
 #
 #   tools/e2e/cluster.sh up        start everything; the Configuration ends up Healthy
 #   tools/e2e/cluster.sh down      stop every process it started, by pid
