@@ -376,6 +376,34 @@ def test_readiness_from_observed_composed_replicas() -> None:
     assert list(of_kind(rsp, "ModelEndpoint")) == ["endpoint-eks-us-east-0"]
 
 
+@pytest.mark.parametrize(
+    ("reason", "endpoint_kept"),
+    [
+        pytest.param("ModelStarting", True, id="a-flap-keeps-the-route"),
+        pytest.param("ClusterUnreachable", False, id="an-unreachable-cluster-loses-it"),
+    ],
+)
+def test_a_replica_not_ready_keeps_its_place_and_its_endpoint_unless_unreachable(
+    reason: str, endpoint_kept: bool
+) -> None:
+    clusters = [inference_cluster("eks-us-east")]
+    first = call(model_deployment(), clusters)
+    serving = call(model_deployment(), clusters, as_fleet(first, ready=True))
+    not_ready = [
+        {"type": "Ready", "status": "False"},
+        {"type": "ModelReady", "status": "False", "reason": reason, "message": "x"},
+    ]
+    replicas = [{**r, "status": {"conditions": not_ready}} for r in as_fleet(serving)]
+    observed = {
+        k: {**v, "status": {"conditions": not_ready}} if v["kind"] == "ModelReplica" else v
+        for k, v in desired(serving).items()
+    }
+    rsp = call(model_deployment(), clusters, replicas, observed=observed)
+    assert of_kind(rsp, "ModelReplica") == of_kind(serving, "ModelReplica"), "it stays put"
+    assert bool(of_kind(rsp, "ModelEndpoint")) is endpoint_kept
+    assert conditions(rsp)["ReplicasReady"] == ("False", "ModelStarting", "0 of 1 replica ready")
+
+
 def test_no_endpoint_without_a_gateway_address() -> None:
     clusters = [inference_cluster("eks-us-east", gateway="")]
     fleet = as_fleet(call(model_deployment(), [inference_cluster("eks-us-east")]), ready=True)

@@ -213,7 +213,7 @@ def _report(
         message = (
             f"no Object on {cluster} syncs, so whether it serves is unknown: {verdict.unreachable}"
         )
-        kit.set_condition(rsp, READY, False, "ClusterUnreachable", message)
+        kit.set_condition(rsp, READY, False, workload.UNREACHABLE, message)
     elif verdict.serving:
         kit.set_condition(rsp, READY, True, "Available", "every engine workload is available")
     else:

@@ -46,6 +46,7 @@ from modelplane.compose.model_deployment.manifests import (
     compose_endpoints,
     compose_replicas,
     observed_ready,
+    observed_unreachable,
 )
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
 from modelplane.domain import scheduler
@@ -135,7 +136,8 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
-    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready)
+    unreachable = observed_unreachable(req)
+    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, unreachable)
     report(rsp, deployment, planned.placement, cache, composed, ready)
     for message in fleet.warnings(planned.state, cache):
         kit.warn(rsp, message)

@@ -18,7 +18,7 @@ from modelplane.compose.model_deployment.fleet import (
     INDEX_LABEL,
     FleetState,
 )
-from modelplane.domain import api, naming
+from modelplane.domain import api, naming, workload
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import ClaimedRequest, PlacedReplica, Placement
 
@@ -144,15 +144,19 @@ def compose_endpoints(
     composed: Iterable[ComposedReplica],
     state: FleetState,
     ready: set[str],
+    unreachable: set[str],
 ) -> list[str]:
     """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address.
 
     An endpoint already composed for a replica that is still composed stays, unchanged,
     while the replica or its cluster's gateway flaps: only a replica that goes takes its
-    endpoint with it.
+    endpoint with it, and so does one whose cluster is out of reach (``unreachable``:
+    none of its Objects syncs), as an unreachable node's pods leave a Service.
     """
     names = []
     for replica in composed:
+        if replica.name in unreachable:
+            continue
         cluster = state.clusters.get(replica.cluster)
         if replica.name not in ready or cluster is None or not cluster.gateway_address:
             kit.hold(req, rsp, [endpoint_key(replica)])
@@ -175,6 +179,22 @@ def compose_endpoints(
         kit.compose(rsp, endpoint_key(replica), manifest)
         names.append(name)
     return names
+
+
+def observed_unreachable(req: fnv1.RunFunctionRequest) -> set[str]:
+    """Names of the composite's ModelReplicas whose cluster is out of reach (ModelReady)."""
+    out = set()
+    for observed in req.observed.resources.values():
+        obj = kit.struct_to_dict(observed.resource)
+        if obj.get("kind") != "ModelReplica":
+            continue
+        for condition in kit.maps(obj, "status", "conditions"):
+            if (
+                condition.get("type") == "ModelReady"
+                and condition.get("reason") == workload.UNREACHABLE
+            ):
+                out.add(str((obj.get("metadata") or {}).get("name", "")))
+    return out
 
 
 def observed_ready(req: fnv1.RunFunctionRequest) -> set[str]:

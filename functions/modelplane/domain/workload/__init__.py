@@ -25,12 +25,13 @@ from modelplane.domain.workload.spec import (
     SpecError,
     WorkloadCluster,
 )
-from modelplane.domain.workload.verdict import NOT_CREATED, Observed, Verdict, judge
+from modelplane.domain.workload.verdict import NOT_CREATED, UNREACHABLE, Observed, Verdict, judge
 
 __all__ = [
     "GATEWAY_NAME",
     "GATEWAY_NAMESPACE",
     "NOT_CREATED",
+    "UNREACHABLE",
     "Composed",
     "DeviceRequest",
     "Engine",

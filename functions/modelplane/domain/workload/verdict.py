@@ -10,6 +10,9 @@ from modelplane.domain.workload.plan import Composed
 NOT_CREATED = "not created yet"
 """Why an Object is not applied when Crossplane has not created it yet."""
 
+UNREACHABLE = "ClusterUnreachable"
+"""The ModelReady reason of a replica whose every Object fails to sync (see ``Verdict``)."""
+
 
 @dataclass(frozen=True)
 class Observed:
