@@ -6,7 +6,11 @@ a large fleet, read on every call. So:
 - each object is read once, and remembered by its uid and resourceVersion (by its
   content when it has none, or when it is still encoded: see :mod:`.wire`);
 - an object is read from its encoding one level at a time (:mod:`.lazy`), taking only
-  the fields the scheduler needs, so a replica's pod template is never decoded;
+  the fields the scheduler needs, so a replica's pod template is never decoded; its
+  first levels (metadata, labels, spec, status) are decoded at once;
+- a replica, its engines and a cluster as the API server writes them are read by a
+  short path that checks less and declines anything else (``_plain_*``), which the
+  careful reader then reads: a fleet never seen is read in full, 10,000 replicas at once;
 - what many objects share is read once per encoding: a replica's engines (every replica
   of a deployment on one pool has the same), a cluster's pools, a pool's devices.
 
@@ -179,15 +183,24 @@ def _lenient(value: Any) -> Fields:
 def _encoded(item: Item) -> Any:
     """A fleet object to read one level at a time (.lazy), however it came.
 
-    Bytes that are no Struct read as an empty object, which every reader skips.
+    Its first levels (``metadata``, ``labels``, ``spec``...), which every reader reads,
+    are decoded at once (:data:`lazy.Object`). When they do not decode, the object is
+    read one level at a time, so what does read is read and the rest is named as before;
+    bytes that are no Struct read as an empty object, which every reader skips.
     """
+    encoded = item if isinstance(item, bytes) else item.SerializeToString()
     try:
-        return _decode_struct(item if isinstance(item, bytes) else item.SerializeToString())
+        return _decode_object(encoded)
+    except DecodeError:
+        pass
+    try:
+        return _decode_struct(encoded)
     except DecodeError:
         return lazy.Struct()
 
 
 _decode_struct, _decode_list = lazy.Struct.FromString, lazy.ListValue.FromString
+_decode_object = lazy.Object.FromString
 
 
 def _sub(fields: Fields, key: str) -> Fields:
@@ -500,6 +513,14 @@ def read_cluster(obj: structpb.Struct) -> FleetCluster | None:
 def _read_cluster(obj: structpb.Struct) -> tuple[FleetCluster | None, list[UnreadableError]]:
     """Read what of a cluster reads; any problem leaves its pools unknown (None)."""
     fields = obj.fields
+    plain = _plain_cluster(fields)
+    if plain is not _MISSING:
+        return cast("FleetCluster", plain), []
+    return _careful_cluster(fields)
+
+
+def _careful_cluster(fields: Fields) -> tuple[FleetCluster | None, list[UnreadableError]]:
+    """:func:`_read_cluster` for any cluster: every part read apart, every problem kept."""
     problems: list[UnreadableError] = []
 
     def attempt(read: Callable[[], T], default: T) -> T:
@@ -539,6 +560,37 @@ def _read_cluster(obj: structpb.Struct) -> tuple[FleetCluster | None, list[Unrea
         pools=None if problems else pools,
     )
     return cluster, problems
+
+
+def _plain_cluster(fields: Fields) -> Any:
+    """:func:`_read_cluster` for a cluster without problems, each object decoded once.
+
+    A named cluster whose every field reads is read as the careful reader reads it, in
+    its order (so a part that does not decode fails here where it fails there); at the
+    first problem it returns ``_MISSING`` and the careful reader reads the cluster,
+    collecting every problem.
+    """
+    try:
+        meta = _sub(fields, "metadata")
+        name = _text(meta, "name")
+        if not name:
+            return _MISSING
+        found = _string_map(meta, "labels")
+        taints = _taints(_sub(fields, "spec"))
+        status = _sub(fields, "status")
+        ready = _ready(status)
+        gateway = _text(_sub(status, "gateway"), "address")
+        pools = _published(status)
+    except UnreadableError:
+        return _MISSING
+    return FleetCluster(
+        name=name,
+        labels=labels(found),
+        taints=taints,
+        ready=ready,
+        gateway_address=gateway,
+        pools=pools,
+    )
 
 
 def _taints(spec: Fields) -> tuple[Taint, ...]:
@@ -613,7 +665,14 @@ def read_replica(obj: structpb.Struct) -> ExistingReplica | None:
     Raises:
         UnreadableError: a field it reads is of the wrong type (the first one found).
     """
-    fields = obj.fields
+    plain = _plain_replica(obj.fields)
+    if plain is not _MISSING:
+        return cast("ExistingReplica | None", plain)
+    return _careful_replica(obj.fields)
+
+
+def _careful_replica(fields: Fields) -> ExistingReplica | None:
+    """:func:`read_replica` for any replica: every field checked, the first problem named."""
     meta = _sub(fields, "metadata")
     try:
         found = _sub(meta, "labels")
@@ -648,6 +707,64 @@ def read_replica(obj: structpb.Struct) -> ExistingReplica | None:
     )
 
 
+_STRING, _OBJECT, _LIST = "string_value", "struct_value", "list_value"
+
+
+def _plain_replica(fields: Fields) -> Any:
+    """:func:`read_replica` for a replica as the API server writes them, in fewer steps.
+
+    A fleet of 10,000 replicas is read in full whenever the function has not seen it
+    (a restart, a new pod), and the careful reader's layers cost more than decoding.
+    Every field it reads must be there and of its type; otherwise (an absent label, a
+    null, a wrong type) it returns ``_MISSING`` and the careful reader reads the replica,
+    naming what is wrong. It checks and decodes in the careful reader's order, so both
+    read a replica the same, and raise the same.
+    """
+    meta = fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != _OBJECT:
+        return _MISSING
+    meta = _fields_of(meta)
+    namespace, name, found = meta.get("namespace"), meta.get("name"), meta.get("labels")
+    if namespace is None or name is None or found is None or found.WhichOneof("kind") != _OBJECT:
+        return _MISSING
+    found = _fields_of(found)
+    deployment = found.get(DEPLOYMENT_LABEL)
+    cluster_label, index = found.get(CLUSTER_LABEL), found.get(INDEX_LABEL)
+    if deployment is None or cluster_label is None or index is None:
+        return _MISSING
+    if not (
+        namespace.WhichOneof("kind") == name.WhichOneof("kind") == _STRING
+        and deployment.WhichOneof("kind") == _STRING
+        and cluster_label.WhichOneof("kind") == index.WhichOneof("kind") == _STRING
+    ):
+        return _MISSING
+    spec = fields.get("spec")
+    if spec is None or spec.WhichOneof("kind") != _OBJECT:
+        return _MISSING
+    spec = _fields_of(spec)
+    cluster, engines = spec.get("clusterName"), spec.get("engines")
+    if cluster is None or engines is None or cluster.WhichOneof("kind") != _STRING:
+        return _MISSING
+    if engines.WhichOneof("kind") != _LIST or not isinstance(engines.list_value, bytes):
+        return _MISSING
+    try:
+        pinned = _encoded_engines(engines.list_value)
+    except UnreadableError as exc:
+        error = exc.within("spec")
+        raise error from None
+    where = str(cluster.string_value) or str(cluster_label.string_value)
+    if not where:
+        return None
+    return ExistingReplica(
+        namespace=str(namespace.string_value),
+        deployment=str(deployment.string_value),
+        cluster=where,
+        index=_index(str(index.string_value)),
+        engines=pinned,
+        name=str(name.string_value),
+    )
+
+
 def _index(text: str) -> int:
     """A replica index label's value; -1 when it is no index."""
     if text.isascii() and text.isdigit() and len(text) <= _INDEX_DIGITS:
@@ -656,6 +773,16 @@ def _index(text: str) -> int:
 
 
 def _engines_encoded(encoded: bytes) -> tuple[PinnedEngine, ...]:
+    try:
+        plain = _plain_engines(encoded)
+    except DecodeError:
+        plain = _MISSING  # the careful reader says where
+    if plain is not _MISSING:
+        return cast("tuple[PinnedEngine, ...]", plain)
+    return _careful_engines(encoded)
+
+
+def _careful_engines(encoded: bytes) -> tuple[PinnedEngine, ...]:
     spec = lazy.Struct()
     spec.fields["engines"].list_value = encoded
     return _engines(spec.fields)
@@ -664,6 +791,66 @@ def _engines_encoded(encoded: bytes) -> tuple[PinnedEngine, ...]:
 # A replica's engines by their encoding: every replica of a deployment on one pool has the
 # same, so a fleet's replicas share a few hundred. (What does not read raises: not kept.)
 _encoded_engines: _Memo[tuple[PinnedEngine, ...]] = _Memo(_engines_encoded, bytes)
+
+
+def _plain_engines(encoded: bytes) -> Any:
+    """:func:`_engines` for engines as the API server writes them, in fewer steps.
+
+    A fleet the function has not seen brings some engines it has not read (every
+    deployment's pod template differs), each read in full. Every field read must be
+    of its type, and no member a Worker; otherwise it returns ``_MISSING`` and the
+    careful reader reads them, naming what is wrong. What it returns, it returns as
+    the careful reader does.
+    """
+    pinned = []
+    for engine in _decode_list(encoded).values:
+        if engine.WhichOneof("kind") != _OBJECT:
+            return _MISSING
+        fields = _fields_of(engine)
+        name, members, copies = fields.get("name"), fields.get("members"), _plain_copies(fields)
+        if members is None or members.WhichOneof("kind") != _LIST or copies is None:
+            return _MISSING
+        if name is not None and name.WhichOneof("kind") != _STRING:
+            return _MISSING
+        pool, pods = "", 0
+        demands = []
+        for member in _values_of(members):
+            if member.WhichOneof("kind") != _OBJECT:
+                return _MISSING
+            found = _fields_of(member)
+            on, role, requests = (found.get(k) for k in ("nodePoolName", "role", "deviceRequests"))
+            if on is not None and on.WhichOneof("kind") != _STRING:
+                return _MISSING
+            pool = pool or (str(on.string_value) if on is not None else "")
+            if requests is None:
+                continue
+            if requests.WhichOneof("kind") != _LIST:
+                return _MISSING
+            values = _values_of(requests)
+            if not len(values):
+                continue
+            if role is not None and (
+                role.WhichOneof("kind") != _STRING or role.string_value == "Worker"
+            ):
+                return _MISSING  # a worker's count of nodes: the careful reader
+            pods += 1
+            demands.append(_claims(values))
+        shared = sharing.pods((d, copies) for d in demands)
+        pinned.append(
+            PinnedEngine(str(name.string_value) if name else "", pool, copies * pods, shared)
+        )
+    return tuple(pinned)
+
+
+def _plain_copies(engine: Fields) -> int | None:
+    """An engine's copies as :func:`_pinned` reads them; None when they would not read."""
+    copies = engine.get("copies")
+    if copies is None:
+        return 1
+    if copies.WhichOneof("kind") != "number_value":
+        return None
+    number = float(copies.number_value)
+    return max(int(number), 1) if number.is_integer() and number >= 0 else None
 
 
 def _engines(spec: Fields) -> tuple[PinnedEngine, ...]:

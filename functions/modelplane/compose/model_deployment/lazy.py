@@ -5,7 +5,8 @@ message for every value, the ModelReplica's pod template included, which the fle
 reader never looks at. These types share the wire format of Struct, Value and
 ListValue, except that a nested object or list stays encoded (``bytes``) until it is
 read, so reading a replica decodes only the path to the fields it needs: a third of
-the cost of decoding it whole.
+the cost of decoding it whole. :data:`Object` decodes the first levels, which every
+reader reads, at once.
 
 Values keep Struct's names: ``WhichOneof("kind")`` gives ``struct_value`` or
 ``list_value`` for nested ones, whose bytes :data:`Struct` and :data:`ListValue` decode.
@@ -21,39 +22,16 @@ _PACKAGE = "modelplane.lazy"
 _F = descriptor_pb2.FieldDescriptorProto
 
 
-def _schema() -> tuple[Any, Any]:
+def _schema() -> tuple[Any, Any, Any]:
     proto = descriptor_pb2.FileDescriptorProto(
         name="modelplane/lazy/struct.proto", package=_PACKAGE, syntax="proto3"
     )
-    value = proto.message_type.add(name="Value")
-    value.oneof_decl.add(name="kind")
-    for name, number, kind in (
-        ("null_value", 1, _F.TYPE_INT32),  # google.protobuf.NullValue, an enum: a varint
-        ("number_value", 2, _F.TYPE_DOUBLE),
-        ("string_value", 3, _F.TYPE_STRING),
-        ("bool_value", 4, _F.TYPE_BOOL),
-        ("struct_value", 5, _F.TYPE_BYTES),
-        ("list_value", 6, _F.TYPE_BYTES),
-    ):
-        value.field.add(name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0)
-    struct = proto.message_type.add(name="Struct")
-    entry = struct.nested_type.add(name="FieldsEntry")
-    entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    entry.field.add(
-        name="value",
-        number=2,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.Value",
-        label=_F.LABEL_OPTIONAL,
-    )
-    struct.field.add(
-        name="fields",
-        number=1,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.Struct.FieldsEntry",
-        label=_F.LABEL_REPEATED,
-    )
+    # Level 0 is Value/Struct, whose nested objects stay encoded; level k > 0 decodes
+    # its nested objects as level k - 1. Lists stay encoded at every level.
+    for level in range(OBJECT_LEVELS):
+        suffix = str(level) if level else ""
+        nested = f".{_PACKAGE}.Struct{level - 1 or ''}" if level else None
+        _add_level(proto, suffix, nested)
     items = proto.message_type.add(name="ListValue")
     items.field.add(
         name="values",
@@ -64,12 +42,57 @@ def _schema() -> tuple[Any, Any]:
     )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
-    return (
-        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.Struct")),
-        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.ListValue")),
+    deepest = f"{_PACKAGE}.Struct{OBJECT_LEVELS - 1}"
+    return tuple(
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+        for name in (f"{_PACKAGE}.Struct", f"{_PACKAGE}.ListValue", deepest)
     )
 
 
-Struct, ListValue = _schema()
+def _add_level(proto: descriptor_pb2.FileDescriptorProto, suffix: str, nested: str | None) -> None:
+    """Value{suffix} and Struct{suffix}; a nested object is ``nested`` (None: encoded)."""
+    value = proto.message_type.add(name=f"Value{suffix}")
+    value.oneof_decl.add(name="kind")
+    for name, number, kind in (
+        ("null_value", 1, _F.TYPE_INT32),  # google.protobuf.NullValue, an enum: a varint
+        ("number_value", 2, _F.TYPE_DOUBLE),
+        ("string_value", 3, _F.TYPE_STRING),
+        ("bool_value", 4, _F.TYPE_BOOL),
+        ("struct_value", 5, _F.TYPE_MESSAGE if nested else _F.TYPE_BYTES),
+        ("list_value", 6, _F.TYPE_BYTES),
+    ):
+        field = value.field.add(
+            name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
+        )
+        if name == "struct_value" and nested:
+            field.type_name = nested
+    struct = proto.message_type.add(name=f"Struct{suffix}")
+    entry = struct.nested_type.add(name="FieldsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+    entry.field.add(
+        name="value",
+        number=2,
+        type=_F.TYPE_MESSAGE,
+        type_name=f".{_PACKAGE}.Value{suffix}",
+        label=_F.LABEL_OPTIONAL,
+    )
+    struct.field.add(
+        name="fields",
+        number=1,
+        type=_F.TYPE_MESSAGE,
+        type_name=f".{_PACKAGE}.Struct{suffix}.FieldsEntry",
+        label=_F.LABEL_REPEATED,
+    )
+
+
+OBJECT_LEVELS = 3
+"""How deep :data:`Object` decodes objects: an object, its ``metadata``/``spec``/``status``
+and their objects (``labels``), in one C-level decode where reading them one level at a
+time took one Python-level decode each."""
+
+Struct, ListValue, Object = _schema()
 """The message classes: ``Struct.FromString(encoded).fields``, ``ListValue...values``;
-decoding raises protobuf's DecodeError on bytes that are neither."""
+``Object`` reads like ``Struct`` but holds its objects decoded :data:`OBJECT_LEVELS`
+deep (``struct_value`` a message, not bytes; lists still bytes). Decoding raises
+protobuf's DecodeError on bytes that are neither."""

@@ -80,17 +80,22 @@ def _rename(message: descriptor_pb2.DescriptorProto, old: str, new: str) -> None
 _EncodedRequest = _encoded_schema()
 
 
-def decode_request(data: bytes) -> fnv1.RunFunctionRequest:
+def decode_request(data: bytes | memoryview) -> fnv1.RunFunctionRequest:
     """Decode a request; a ModelDeployment's fleet items stay encoded (:func:`encoded_items`).
+
+    ``data`` may be any buffer (a worker reads a large request from shared memory): the
+    decoded request copies what it keeps, so the buffer may go once this returns.
 
     The fleet's items move into the request one at a time, then the rest of the request
     (small) is decoded into it, so the request is never held twice.
     """
-    encoded = _EncodedRequest.FromString(data)
+    encoded = _EncodedRequest()
+    encoded.ParseFromString(data)
     composite = encoded.observed.composite.resource.fields.get("kind")
     if composite is None or composite.string_value != KIND or not _fleet_in(encoded):
         del encoded
-        whole: fnv1.RunFunctionRequest = fnv1.RunFunctionRequest.FromString(data)
+        whole = fnv1.RunFunctionRequest()
+        whole.ParseFromString(data)
         return whole
     req = fnv1.RunFunctionRequest()
     for name, found in _fleet_in(encoded):

@@ -1,0 +1,58 @@
+"""A request reaches its worker whole, whether it goes through the pipe or as a memory file.
+
+Requests of at least ``server.SHARED_REQUEST_BYTES`` go to a worker as a memory file
+passed over the pipe (Linux), smaller ones through it; either way the worker must answer
+exactly what the function answers in process.
+"""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelplane import registry, server
+from modelplane.compose import model_deployment as md
+
+from tests.compose.test_model_deployment import (
+    inference_cluster,
+    model_deployment,
+    other_replica,
+)
+from tests.requests import request
+from tests.test_main import PATIENCE_SECONDS, _server, _wait_ready
+
+
+def _fleet_request(replicas: int) -> fnv1.RunFunctionRequest:
+    """The getting-started deployment on a fleet of other teams' replicas."""
+    clusters = [inference_cluster(f"c{i}", [("gpu-l4", 40, ())]) for i in range(4)]
+    fleet = [other_replica(f"team-{i}", f"c{i % 4}", "gpu-l4") for i in range(replicas)]
+    for i, doc in enumerate(fleet):
+        doc["metadata"]["name"] = f"r-{i}"
+    return request(
+        model_deployment(replicas=2), required={md.CLUSTERS: clusters, md.REPLICAS: fleet}
+    )
+
+
+@pytest.mark.parametrize(
+    ("replicas", "shared"), [(4, False), (3_000, True)], ids=["through-the-pipe", "memory-file"]
+)
+def test_a_worker_answers_what_the_function_answers(replicas: int, shared: bool) -> None:
+    req = _fleet_request(replicas)
+    assert (req.ByteSize() >= server.SHARED_REQUEST_BYTES) is shared
+    limit = [
+        ("grpc.max_send_message_length", 64 << 20),
+        ("grpc.max_receive_message_length", 64 << 20),
+    ]
+    args = ("modeldeployment", "--insecure", "--workers", "2")
+    with (
+        _server(*args) as (proc, address),
+        grpc.insecure_channel(address, options=limit) as channel,
+    ):
+        _wait_ready(channel, proc)
+        stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
+        answers = [stub.RunFunction(req, timeout=PATIENCE_SECONDS) for _ in range(2)]
+    md.forget()
+    want = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    assert [a.SerializeToString(deterministic=True) for a in answers] == [want, want]
+    assert not [r.message for r in answers[0].results if r.severity == fnv1.SEVERITY_FATAL]
