@@ -1,7 +1,8 @@
 # A GPU fleet on this machine: the e2e control plane plus one real Kubernetes workload
 # cluster per InferenceCluster of a fleet file (fake GPU nodes by KWOK, DRA devices
 # allocated by the real kube-scheduler), the real provider-kubernetes between them.
-# See tools/fleet/fleet.sh. FLEET: fleet files; FLEET_CLUSTERS: how many (default 2).
+# See tools/fleet/fleet.sh. FLEET: fleet files (e2e-fleet adds e2e/fleet/pools.yaml to the
+# getting-started fleet: tools/fleet/run.sh); FLEET_CLUSTERS: how many (default 2).
 FLEET_ARGS ?=
 # e2e-fleet's own control plane state, apart from make e2e's (both may run at once).
 E2E_FLEET_STATE ?= $(CURDIR)/build/e2e-fleet

@@ -47,6 +47,12 @@ SCENARIOS = (
         ("deploy",),
     ),
     Scenario(
+        "sharing",
+        "2-GPU pods on 4-GPU nodes: a capacity: Devices pool packs them to its devices, every "
+        "placed pod Running with kube-scheduler's allocation; a pool without it, a node per pod",
+        fleet.sharing,  # type: ignore[arg-type]
+    ),
+    Scenario(
         "drain",
         "a NoExecute taint on the InferenceCluster: the replica moves, the service follows",
         fleet.drain,  # type: ignore[arg-type]
@@ -54,8 +60,8 @@ SCENARIOS = (
     ),
     Scenario(
         "cluster-lost",
-        "a workload cluster's API server stopped: its replica is retained (docs), the "
-        "ModelService keeps routing to the replica that runs",
+        "a workload cluster's API server stopped: its replica is retained (docs) but not Ready "
+        "(ClusterUnreachable), the ModelService routes to the survivor; restarted, it is back",
         fleet.cluster_lost,  # type: ignore[arg-type]
         ("deploy",),
     ),
@@ -111,6 +117,16 @@ def main() -> int:
         print(
             f"agreement: {ctx.stats['disagreements']} disagreements between our placements and "
             f"kube-scheduler's allocations ({ctx.stats['placed']} replicas placed)"
+        )
+    if "sharing_placed" in ctx.stats:
+        print(
+            f"sharing: {ctx.stats['sharing_disagreements']} disagreements between our placements "
+            f"and kube-scheduler's allocations ({ctx.stats['sharing_placed']} replicas placed)"
+        )
+    if "conservative" in ctx.stats:
+        pool, ours, theirs = ctx.stats["conservative"]
+        print(
+            f"node-granular: {pool}: our scheduler places {ours} pods, kube-scheduler fits {theirs}"
         )
     if "selector_probes" in ctx.stats:
         print(

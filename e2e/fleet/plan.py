@@ -12,6 +12,11 @@ ports inside the control plane's network namespace, with:
 - one untainted system node, where pods that need no GPU run (the endpoint picker, Jobs);
 - a DeviceClass per ``deviceClassName``, selecting its driver.
 
+A later InferenceCluster document of a name already seen adds its ``spec.nodePools`` to
+that cluster (only those: e2e/fleet/pools.yaml extends the getting-started clusters with
+the pools the ``sharing`` scenario needs); a pool's ``capacity`` (Nodes, the default, or
+Devices) is kept for the Existing InferenceCluster.
+
 On the control plane the cluster is registered as an ``Existing`` InferenceCluster of the
 same name and pools, whose kubeconfig Secret points at the workload cluster.
 
@@ -45,9 +50,18 @@ class Pool:
     class_name: str
     nodes: int
     devices: list[dict[str, Any]]  # the InferenceClass's claim: DRA devices
+    capacity: str = "Nodes"  # spec.nodePools[].capacity: Devices lets pods share a node
 
     def node_names(self, cluster: str) -> list[str]:
         return [f"{cluster}-{self.name}-{i}" for i in range(self.nodes)]
+
+    def per_node(self, device_class: str) -> int:
+        """Devices of ``device_class`` each node publishes."""
+        return sum(
+            int(d.get("count", 1))
+            for d in self.devices
+            if str(d.get("deviceClassName") or d["driver"]) == device_class
+        )
 
 
 @dataclass(frozen=True)
@@ -92,24 +106,47 @@ def plan(docs: list[dict[str, Any]], limit: int | None = None) -> list[Cluster]:
     """The workload clusters of a fleet: its first ``limit`` InferenceClusters."""
     classes = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "InferenceClass"}
     clusters: list[Cluster] = []
+    for name, doc in merged_clusters(docs).items():
+        pools = [pool_of(name, np, classes) for np in doc["spec"].get("nodePools") or []]
+        labels = dict(doc["metadata"].get("labels") or {})
+        clusters.append(Cluster(name, len(clusters) + 1, pools, dict(doc["spec"]), labels))
+    return clusters[:limit] if limit else clusters
+
+
+def merged_clusters(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """InferenceClusters by name, in order; a later document of a name adds its node pools."""
+    out: dict[str, dict[str, Any]] = {}
     for doc in docs:
         if doc.get("kind") != "InferenceCluster":
             continue
         name = str(doc["metadata"]["name"])
-        pools = []
-        for np in doc["spec"].get("nodePools") or []:
-            cls = classes.get(np["className"])
-            if cls is None:
-                sys.exit(
-                    f"InferenceCluster {name}: spec.nodePools[{np['name']}].className "
-                    f"{np['className']!r} is not an InferenceClass of the fleet file"
-                )
-            dra = [d for d in cls["spec"].get("devices") or [] if d.get("claim") == "DRA"]
-            count = int(np.get("maxNodeCount") or np.get("nodeCount") or 0)
-            pools.append(Pool(str(np["name"]), str(np["className"]), count, dra))
-        labels = dict(doc["metadata"].get("labels") or {})
-        clusters.append(Cluster(name, len(clusters) + 1, pools, dict(doc["spec"]), labels))
-    return clusters[:limit] if limit else clusters
+        pools = list((doc.get("spec") or {}).get("nodePools") or [])
+        if name not in out:
+            out[name] = {**doc, "spec": {**doc.get("spec", {}), "nodePools": pools}}
+            continue
+        have = out[name]["spec"]["nodePools"]
+        twice = {str(p["name"]) for p in have} & {str(p["name"]) for p in pools}
+        if twice:
+            sys.exit(
+                f"InferenceCluster {name}: spec.nodePools {sorted(twice)} declared twice "
+                "(a later document of a cluster may only add pools)"
+            )
+        have += pools
+    return out
+
+
+def pool_of(cluster: str, np: Mapping[str, Any], classes: Mapping[str, Any]) -> Pool:
+    cls = classes.get(np["className"])
+    if cls is None:
+        sys.exit(
+            f"InferenceCluster {cluster}: spec.nodePools[{np['name']}].className "
+            f"{np['className']!r} is not an InferenceClass of the fleet file"
+        )
+    # claim defaults to DRA (the XRD's default); Synthetic devices have no driver to publish.
+    dra = [d for d in cls["spec"].get("devices") or [] if (d.get("claim") or "DRA") == "DRA"]
+    count = int(np.get("maxNodeCount") or np.get("nodeCount") or 0)
+    capacity = str(np.get("capacity") or "Nodes")
+    return Pool(str(np["name"]), str(np["className"]), count, dra, capacity)
 
 
 def classes_of(docs: list[dict[str, Any]], clusters: list[Cluster]) -> list[dict[str, Any]]:
@@ -219,7 +256,8 @@ def kubeconfig(cluster: Cluster, ca_pem: str, token: str) -> str:
 def existing_cluster(cluster: Cluster) -> dict[str, Any]:
     """The InferenceCluster as an Existing one, reached through its kubeconfig Secret."""
     pools = [
-        {"name": p.name, "className": p.class_name, "nodeCount": p.nodes} for p in cluster.pools
+        {"name": p.name, "className": p.class_name, "nodeCount": p.nodes, "capacity": p.capacity}
+        for p in cluster.pools
     ]
     spec: dict[str, Any] = {
         "cluster": {
@@ -250,7 +288,10 @@ def load(path: Path) -> tuple[list[Cluster], list[dict[str, Any]]]:
         Cluster(
             c["name"],
             c["index"],
-            [Pool(p["name"], p["class_name"], p["nodes"], p["devices"]) for p in c["pools"]],
+            [
+                Pool(p["name"], p["class_name"], p["nodes"], p["devices"], p["capacity"])
+                for p in c["pools"]
+            ],
             c["spec"],
             c["labels"],
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ from modelplane.domain.dra import cel
 from modelplane.domain.dra.device import Attribute, Device
 
 from e2e.fleet import plan as fleet_plan
-from e2e.kube import Kube, Obj, condition_true, conditions, dig, wait_until
-from e2e.scenarios import GATEWAY_API, METALLB_FIRST, ML, MP, Context
+from e2e.kube import Kube, KubeError, Obj, condition_true, conditions, dig, wait_until
+from e2e.scenarios import EXAMPLES, GATEWAY_API, METALLB_FIRST, ML, MP, Context
 
 DEPLOYMENT = "getting-started/deploying-a-model/eks/model-deployment.yaml"
 GATEWAY = "getting-started/build-the-platform/inference-gateway.yaml"
@@ -46,9 +47,12 @@ class Fleet(Context):
         clients = {c.name: Kube(str(fleet_state / c.name / "kubeconfig")) for c in planned}
         return cls(kube, state, clusters=clients, fleet_state=fleet_state)
 
-    def placed(self) -> dict[str, str]:
+    def placed(self, deployment: str = "qwen-demo") -> dict[str, str]:
         """Replica name -> the cluster our scheduler placed it on."""
-        return {r["metadata"]["name"]: str(dig(r, "spec", "clusterName")) for r in self.replicas()}
+        return {
+            r["metadata"]["name"]: str(dig(r, "spec", "clusterName"))
+            for r in self.replicas(deployment)
+        }
 
     def workloads_of(self, replica: str) -> list[tuple[str, str, str]]:
         """(kind, namespace, name) of the Deployments/LeaderWorkerSets a replica applies."""
@@ -92,14 +96,19 @@ def device_of(kube: Kube, result: Mapping[str, Any]) -> Device | None:
             continue
         for dev in spec.get("devices") or []:
             if dev["name"] == result["device"]:
-                attrs = {
-                    k: Attribute(kind, value)
-                    for k, v in (dev.get("attributes") or {}).items()
-                    for kind, value in v.items()
-                }
-                capacity = {k: str(v["value"]) for k, v in (dev.get("capacity") or {}).items()}
-                return Device.build(spec["driver"], attrs, capacity)
+                return slice_device(spec["driver"], dev)
     return None
+
+
+def slice_device(driver: str, dev: Mapping[str, Any]) -> Device:
+    """A ResourceSlice's device entry as our CEL sees it."""
+    attrs = {
+        k: Attribute(kind, value)
+        for k, v in (dev.get("attributes") or {}).items()
+        for kind, value in v.items()
+    }
+    capacity = {k: str(v["value"]) for k, v in (dev.get("capacity") or {}).items()}
+    return Device.build(driver, attrs, capacity)
 
 
 def check_claims(kube: Kube, pod: Obj, want: list[str]) -> list[str]:
@@ -133,7 +142,9 @@ def check_claims(kube: Kube, pod: Obj, want: list[str]) -> list[str]:
     return seen
 
 
-def check_running(ctx: Fleet, replica: str, cluster: str) -> list[str]:
+def check_running(
+    ctx: Fleet, replica: str, cluster: str, deployment: str = "qwen-demo"
+) -> list[str]:
     """The replica's workloads Available on its cluster, each pod Running on a node of the
     pinned pool with its devices allocated by kube-scheduler to our selector."""
     kube = ctx.clusters[cluster]
@@ -173,7 +184,7 @@ def check_running(ctx: Fleet, replica: str, cluster: str) -> list[str]:
                 f"pod {pname} runs on {dig(pod, 'spec', 'nodeName')} of pool {node_pool}, "
                 f"pinned to {pool}"
             )
-            devices = check_claims(kube, pod, deployment_selectors(ctx))
+            devices = check_claims(kube, pod, deployment_selectors(ctx, deployment))
             placed.append(
                 f"{pname} Running on {dig(pod, 'spec', 'nodeName')} (pool {pool}), "
                 f"kube-scheduler allocated {', '.join(devices)}"
@@ -304,13 +315,44 @@ def backend_addresses(kube: Kube, service: str, ns: str) -> set[str]:
     return {a for s in slices for e in s.get("endpoints") or [] for a in e.get("addresses") or []}
 
 
-def gpu_devices(ctx: Fleet) -> int:
+def planned_pools(ctx: Fleet) -> list[tuple[str, fleet_plan.Pool]]:
+    """(cluster, pool) for every pool of the running workload clusters."""
     planned, _ = fleet_plan.load(ctx.fleet_state / "plan.json")
+    return [(c.name, p) for c in planned if c.name in ctx.clusters for p in c.pools]
+
+
+def matching_per_node(pool: fleet_plan.Pool, exprs: list[str]) -> int:
+    """How many of one node's published devices satisfy every selector (our CEL)."""
     return sum(
-        p.nodes * sum(int(d.get("count", 1)) for d in p.devices)
-        for c in planned
-        for p in c.pools
-        if c.name in ctx.clusters
+        all(cel.matches(e, slice_device(rs["spec"]["driver"], d)).matched for e in exprs)
+        for rs in fleet_plan.resource_slice("node", pool.devices)
+        for d in rs["spec"]["devices"]
+    )
+
+
+def pool_fits(pool: fleet_plan.Pool, exprs: list[str], per_pod: int) -> int:
+    """Pods of ``per_pod`` devices our scheduler fits on the pool: a whole node each
+    (Nodes, the default), or as many as a node's devices hold (Devices)."""
+    have = matching_per_node(pool, exprs)
+    if have < per_pod:
+        return 0
+    return pool.nodes * (have // per_pod if pool.capacity == "Devices" else 1)
+
+
+def fits(ctx: Fleet, deployment: str = "qwen-demo") -> int:
+    """Replicas (one pod each) of the deployment our scheduler fits on the fleet."""
+    exprs = deployment_selectors(ctx, deployment)
+    per_pod = devices_per_pod(ctx, deployment)
+    return sum(pool_fits(p, exprs, per_pod) for _, p in planned_pools(ctx))
+
+
+def devices_per_pod(ctx: Fleet, name: str) -> int:
+    md = ctx.get(MP, "ModelDeployment", name, ML)
+    return sum(
+        int(dev.get("count", 1))
+        for engine in dig(md, "spec", "template", "spec", "engines") or []
+        for member in engine.get("members") or []
+        for dev in dig(member, "nodeSelector", "devices") or []
     )
 
 
@@ -323,6 +365,8 @@ PROBE_SELECTORS = (
     'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"',
     'device.attributes["gpu.nvidia.com"].architecture.startsWith("Hop")',
     '!("cudaComputeCapability" in device.attributes["gpu.nvidia.com"])',
+    # the pools e2e/fleet/pools.yaml adds: T4 (15360Mi) below, V100 (16384Mi) at the bound
+    'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("16Gi")) < 0',
 )
 
 
@@ -351,27 +395,33 @@ def selectors(ctx: Fleet) -> None:
 
 
 def slice_devices(kube: Kube) -> list[Device]:
-    out = []
-    for rs in kube.list(RESOURCE, "ResourceSlice"):
-        for dev in rs["spec"].get("devices") or []:
-            found = device_of(kube, {"driver": rs["spec"]["driver"],
-                                     "pool": rs["spec"]["pool"]["name"], "device": dev["name"]})  # fmt: skip
-            if found is not None:
-                out.append(found)
-    return out
+    return [
+        slice_device(rs["spec"]["driver"], dev)
+        for rs in kube.list(RESOURCE, "ResourceSlice")
+        for dev in rs["spec"].get("devices") or []
+    ]
 
 
 def probe(kube: Kube, name: str, expr: str) -> bool:
     """Whether kube-scheduler binds a pod claiming one device with the selector ``expr``."""
+    try:
+        return start_probe(kube, name, expr)
+    finally:
+        delete_probe(kube, name)
+
+
+def start_probe(kube: Kube, name: str, expr: str, count: int = 1, pool: str = "") -> bool:
+    """Create a pod claiming ``count`` devices with the selector ``expr`` (on ``pool``'s
+    nodes if given); whether kube-scheduler binds it (False: it cannot allocate them)."""
     claim = {
         "apiVersion": RESOURCE,
         "kind": "ResourceClaim",
         "metadata": {"name": name, "namespace": PROBE_NS},
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-            "deviceClassName": "gpu.nvidia.com", "count": 1,
+            "deviceClassName": "gpu.nvidia.com", "count": count,
             "selectors": [{"cel": {"expression": expr}}]}}]}},
     }  # fmt: skip
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": PROBE_NS},
@@ -382,38 +432,41 @@ def probe(kube: Kube, name: str, expr: str) -> bool:
                             "resources": {"claims": [{"name": "gpu"}]}}],
         },
     }  # fmt: skip
+    if pool:
+        pod["spec"]["nodeSelector"] = {fleet_plan.POOL_LABEL: pool}
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NS}})
     kube.create(claim)
     kube.create(pod)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            got = kube.get("v1", "Pod", name, PROBE_NS)
-            why = pending(got) if got else "gone"
-            if why is None:
-                return True
-            if "cannot allocate all claims" in why:
-                return False
-            time.sleep(0.5)
-        msg = f"probe {name}: neither bound nor refused in 30s: {why}"
-        raise AssertionError(msg)
-    finally:
-        kube.delete("v1", "Pod", name, PROBE_NS)
-        wait_until(
-            f"probe pod {name} gone", lambda: kube.get("v1", "Pod", name, PROBE_NS) is None, 60
-        )
-        kube.delete(RESOURCE, "ResourceClaim", name, PROBE_NS)
-        wait_until(f"probe claim {name} gone",
-                   lambda: kube.get(RESOURCE, "ResourceClaim", name, PROBE_NS) is None, 60)  # fmt: skip
+    deadline = time.monotonic() + 30
+    why: str | None = "not seen yet"
+    while time.monotonic() < deadline:
+        got = kube.get("v1", "Pod", name, PROBE_NS)
+        why = pending(got) if got else "gone"
+        if why is None:
+            return True
+        if "cannot allocate all claims" in why:
+            return False
+        time.sleep(0.5)
+    msg = f"probe {name}: neither bound nor refused in 30s: {why}"
+    raise AssertionError(msg)
+
+
+def delete_probe(kube: Kube, name: str) -> None:
+    kube.delete("v1", "Pod", name, PROBE_NS)
+    wait_until(f"probe pod {name} gone", lambda: kube.get("v1", "Pod", name, PROBE_NS) is None, 60)
+    kube.delete(RESOURCE, "ResourceClaim", name, PROBE_NS)
+    wait_until(f"probe claim {name} gone",
+               lambda: kube.get(RESOURCE, "ResourceClaim", name, PROBE_NS) is None, 60)  # fmt: skip
 
 
 def agreement(ctx: Fleet) -> None:
     """Scale to what our scheduler says fits; kube-scheduler allocates every placed replica."""
-    fits = gpu_devices(ctx)
-    ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, f"--replicas={fits}")
-    ctx.step(f"kubectl scale --replicas={fits} (the fleet's {fits} GPUs, one per replica)")
+    most = fits(ctx)
+    ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, f"--replicas={most}")
+    ctx.step(f"kubectl scale --replicas={most} (the {most} nodes whose GPUs our selector matches)")
     ctx.wait_for(
-        f"{fits} replicas placed",
-        lambda: len([c for c in ctx.placed().values() if c]) == fits,
+        f"{most} replicas placed",
+        lambda: len([c for c in ctx.placed().values() if c]) == most,
         240,
         lambda: str(ctx.placed()),
     )
@@ -428,12 +481,12 @@ def agreement(ctx: Fleet) -> None:
     ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=180)
 
 
-def placed_but_pending(ctx: Fleet, timeout: float) -> list[str]:
+def placed_but_pending(ctx: Fleet, timeout: float, deployment: str = "qwen-demo") -> list[str]:
     """Replicas whose pods kube-scheduler has not bound within ``timeout``: why."""
     deadline = time.monotonic() + timeout
     while True:
         out = []
-        for replica, cluster in ctx.placed().items():
+        for replica, cluster in ctx.placed(deployment).items():
             kube = ctx.clusters[cluster]
             for kind, ns, name in ctx.workloads_of(replica):
                 workload = kube.get(APPS[kind], kind, name, ns)
@@ -456,9 +509,9 @@ def placed_but_pending(ctx: Fleet, timeout: float) -> list[str]:
 
 def capacity(ctx: Fleet) -> None:
     """Past the fleet's GPUs our scheduler reports a shortfall; no GPU pod is left Pending."""
-    fits = gpu_devices(ctx)
-    ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, f"--replicas={fits + 1}")
-    ctx.step(f"kubectl scale --replicas={fits + 1}")
+    most = fits(ctx)
+    ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, f"--replicas={most + 1}")
+    ctx.step(f"kubectl scale --replicas={most + 1}")
 
     def shortfall() -> Mapping[str, Any] | None:
         md = ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML)
@@ -472,7 +525,7 @@ def capacity(ctx: Fleet) -> None:
         lambda: ctx.explain(ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML), 0),
     )
     ctx.step(f"ReplicasScheduled: {cond.get('reason')}: {cond.get('message')}")
-    assert len(ctx.placed()) == fits, f"placed {ctx.placed()}, expected {fits}"
+    assert len(ctx.placed()) == most, f"placed {ctx.placed()}, expected {most}"
     time.sleep(10)
     stuck = [
         f"{name}: pod {p['metadata']['name']}: {why}"
@@ -481,7 +534,7 @@ def capacity(ctx: Fleet) -> None:
         if (why := pending(p))
     ]
     assert not stuck, "GPU pods Pending:\n" + "\n".join(stuck)
-    ctx.step(f"no workload cluster has a Pending GPU pod ({fits} replicas running)")
+    ctx.step(f"no workload cluster has a Pending GPU pod ({most} replicas running)")
     ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, "--replicas=1")
     ctx.wait_for("one replica left", lambda: len(ctx.placed()) == 1, 180, lambda: str(ctx.placed()))
     ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=180)
@@ -492,6 +545,173 @@ def capacity(ctx: Fleet) -> None:
         lambda: str({n: len(gpu_pods(k)) for n, k in ctx.clusters.items()}),
     )
     assert gone
+
+
+SHARED_SELECTOR = 'device.attributes["gpu.nvidia.com"].architecture == "Turing"'
+WHOLE_SELECTOR = 'device.attributes["gpu.nvidia.com"].architecture == "Volta"'
+POD_GPUS = 2  # each sharing replica's one pod claims 2 GPUs of a 4-GPU node
+
+
+def sharing(ctx: Fleet) -> None:
+    """Pods that share nodes (``capacity: Devices``), and node-granular counting without it.
+
+    A pool that opts in: our scheduler fits as many 2-GPU pods as its nodes' devices hold;
+    scaled one past that, it reports the shortfall; every pod it placed is Running with
+    its claim allocated by kube-scheduler, pods share nodes, and no GPU pod is Pending. A
+    pool that does not: one pod per node, however few GPUs it claims; kube-scheduler
+    could fit more there (probe pods show how many). Both numbers are printed."""
+    platform(ctx)
+    ctx.ensure_namespace(ML)
+    baseline = {n: len(gpu_pods(k)) for n, k in ctx.clusters.items()}
+    names = ("shared-t4", "whole-v100")
+    try:
+        shared(ctx, names[0])
+        whole(ctx, names[1])
+    finally:
+        for name in names:
+            ctx.kube.delete(MP, "ModelDeployment", name, ML)
+    ctx.wait_for(
+        f"{' and '.join(names)} deleted: their replicas and pods gone",
+        lambda: not any(ctx.replicas(n) for n in names)
+        and {n: len(gpu_pods(k)) for n, k in ctx.clusters.items()} == baseline,
+        180,
+        lambda: str({n: len(gpu_pods(k)) for n, k in ctx.clusters.items()}),
+    )
+
+
+def only_pool(ctx: Fleet, expr: str, capacity: str) -> tuple[str, fleet_plan.Pool]:
+    """The one pool whose devices match ``expr``; it must be of ``capacity`` and have room
+    for two pods per node."""
+    found = [(c, p) for c, p in planned_pools(ctx) if matching_per_node(p, [expr])]
+    assert len(found) == 1, (
+        f"one pool should match {expr!r}, found {[f'{c}/{p.name}' for c, p in found]}: "
+        "make e2e-fleet adds it with e2e/fleet/pools.yaml (tools/fleet/run.sh's FLEET)"
+    )
+    cluster, pool = found[0]
+    assert pool.capacity == capacity, f"{cluster}/{pool.name}: capacity {pool.capacity}"
+    per_node = matching_per_node(pool, [expr])
+    assert per_node >= 2 * POD_GPUS, f"{cluster}/{pool.name}: {per_node} devices per node"
+    return cluster, pool
+
+
+def sharing_deployment(name: str, expr: str, replicas: int) -> Obj:
+    """The getting-started ModelDeployment, renamed, its pod claiming POD_GPUS of ``expr``."""
+    md = next(d for d in Fleet.documents(EXAMPLES / DEPLOYMENT) if d["kind"] == "ModelDeployment")
+    md["metadata"]["name"] = name
+    md["spec"]["replicas"] = replicas
+    (member,) = md["spec"]["template"]["spec"]["engines"][0]["members"]
+    member["nodeSelector"]["devices"] = [
+        {"name": "gpu", "count": POD_GPUS, "selectors": [{"cel": expr}]}
+    ]
+    return md
+
+
+def scale_to_shortfall(ctx: Fleet, name: str, expr: str, want: int) -> dict[str, str]:
+    """Ask for one replica more than ``want`` fit; our scheduler places ``want`` and reports
+    the shortfall; kube-scheduler binds every placed replica's pod. Return the placement."""
+    ctx.kube.apply(sharing_deployment(name, expr, want + 1))
+    ctx.step(f"ModelDeployment {name}: {want + 1} replicas of one {POD_GPUS}-GPU pod, {expr!r}")
+    assert fits(ctx, name) == want, f"fits({name}) = {fits(ctx, name)}, expected {want}"
+
+    def shortfall() -> Mapping[str, Any] | None:
+        md = ctx.kube.get(MP, "ModelDeployment", name, ML)
+        cond = conditions(md).get("ReplicasScheduled", {})
+        placed = ctx.placed(name)
+        done = cond.get("status") == "False" and len(placed) == want and all(placed.values())
+        return cond if done else None
+
+    cond = ctx.wait_for(
+        f"{want} placed, ReplicasScheduled=False reports the shortfall",
+        shortfall,
+        240,
+        lambda: f"{ctx.placed(name)}\n"
+        + ctx.explain(ctx.kube.get(MP, "ModelDeployment", name, ML), 0),
+    )
+    ctx.step(f"ReplicasScheduled: {cond.get('reason')}: {cond.get('message')}")
+    placed = ctx.placed(name)
+    disagree = placed_but_pending(ctx, 150, name)
+    for line in disagree:
+        print(f"    disagreement: {line}")
+    ctx.stats["sharing_placed"] = ctx.stats.get("sharing_placed", 0) + len(placed)
+    ctx.stats["sharing_disagreements"] = ctx.stats.get("sharing_disagreements", 0) + len(disagree)
+    print(f"  agreement: {len(placed) - len(disagree)}/{len(placed)} replicas of {name} our "
+          f"scheduler placed were allocated by kube-scheduler")  # fmt: skip
+    assert not disagree, f"{len(disagree)} replicas of {name} placed by us, not by kube-scheduler"
+    for replica, cluster in sorted(placed.items()):
+        for line in check_running(ctx, replica, cluster, name):
+            ctx.step(f"{replica} on {cluster}: {line}")
+    no_gpu_pod_pending(ctx)
+    return placed
+
+
+def no_gpu_pod_pending(ctx: Fleet) -> None:
+    stuck = [
+        f"{name}: pod {p['metadata']['name']}: {why}"
+        for name, kube in ctx.clusters.items()
+        for p in gpu_pods(kube)
+        if (why := pending(p))
+    ]
+    assert not stuck, "GPU pods Pending:\n" + "\n".join(stuck)
+    ctx.step("no workload cluster has a Pending GPU pod")
+
+
+def devices_by_node(kube: Kube, pool: str) -> dict[str, list[str]]:
+    """Node of ``pool`` -> the devices allocated to the GPU pods bound there."""
+    out: dict[str, list[str]] = {}
+    for pod in gpu_pods(kube):
+        node = str(dig(pod, "spec", "nodeName"))
+        labels = dig(kube.get("v1", "Node", node), "metadata", "labels") or {}
+        if labels.get(fleet_plan.POOL_LABEL) != pool:
+            continue
+        ns = pod["metadata"]["namespace"]
+        for st in dig(pod, "status", "resourceClaimStatuses") or []:
+            claim = kube.get(RESOURCE, "ResourceClaim", st["resourceClaimName"], ns)
+            results = dig(claim, "status", "allocation", "devices", "results") or []
+            out.setdefault(node, []).extend(f"{r['pool']}/{r['device']}" for r in results)
+    return out
+
+
+def shared(ctx: Fleet, name: str) -> None:
+    cluster, pool = only_pool(ctx, SHARED_SELECTOR, "Devices")
+    per_node = matching_per_node(pool, [SHARED_SELECTOR])
+    want = pool.nodes * (per_node // POD_GPUS)
+    ctx.step(f"{cluster}/{pool.name}: capacity Devices, {pool.nodes} nodes of {per_node} GPUs: "
+             f"{want} pods of {POD_GPUS} GPUs fit")  # fmt: skip
+    scale_to_shortfall(ctx, name, SHARED_SELECTOR, want)
+    by_node = devices_by_node(ctx.clusters[cluster], pool.name)
+    for node, devices in sorted(by_node.items()):
+        ctx.step(f"{node}: {len(devices) // POD_GPUS} pods share it: {', '.join(devices)}")
+    allocated = [d for devices in by_node.values() for d in devices]
+    assert len(allocated) == len(set(allocated)) == want * POD_GPUS, by_node
+    assert len(by_node) == pool.nodes, f"pods on {sorted(by_node)}, the pool has {pool.nodes}"
+    assert all(len(d) == per_node for d in by_node.values()), f"not every node full: {by_node}"
+
+
+def whole(ctx: Fleet, name: str) -> None:
+    cluster, pool = only_pool(ctx, WHOLE_SELECTOR, "Nodes")
+    per_node = matching_per_node(pool, [WHOLE_SELECTOR])
+    ours = pool.nodes
+    ctx.step(f"{cluster}/{pool.name}: capacity Nodes (the default), {pool.nodes} nodes of "
+             f"{per_node} GPUs: a whole node per pod, {ours} pods")  # fmt: skip
+    scale_to_shortfall(ctx, name, WHOLE_SELECTOR, ours)
+    kube = ctx.clusters[cluster]
+    more = 0
+    try:
+        while more < pool.nodes * per_node // POD_GPUS:
+            if not start_probe(kube, f"fill-{more}", WHOLE_SELECTOR, POD_GPUS, pool.name):
+                break
+            more += 1
+        by_node = devices_by_node(kube, pool.name)
+    finally:
+        for i in range(more + 1):
+            delete_probe(kube, f"fill-{i}")
+    theirs = ours + more
+    ctx.stats["conservative"] = (f"{cluster}/{pool.name}", ours, theirs)
+    print(f"  node-granular: on {cluster}/{pool.name} our scheduler places {ours} pods of "
+          f"{POD_GPUS} GPUs; kube-scheduler fits {theirs} ({more} probe pods bound beside ours)")  # fmt: skip
+    for node, devices in sorted(by_node.items()):
+        ctx.step(f"{node}: {len(devices)} of {per_node} GPUs allocated: {', '.join(devices)}")
+    assert theirs > ours, f"kube-scheduler fits {theirs}, no more than our {ours}"
 
 
 def move(ctx: Fleet, what: str, act: Any, undo: Any) -> None:
@@ -539,8 +759,39 @@ def cluster_lost(ctx: Fleet) -> None:
     """A workload cluster's API server stops. The docs ("Scaling, retention, and
     re-placement"): a degraded cluster is still retained, transient outages surface
     through the deployment's conditions, not re-placement. So, with a replica on each
-    cluster: the one on the lost cluster keeps its cluster, the other keeps running, and
-    the ModelService keeps routing to it. What Modelplane reports meanwhile is printed."""
+    cluster: the one on the lost cluster keeps its cluster but is not Ready
+    (``ModelReady=False ClusterUnreachable``: every Object fails to sync), the deployment
+    says how many are ready, the lost replica's ModelEndpoint goes (endpoints exist only
+    for Ready replicas) and the ModelService routes to the survivors only. The API
+    server restarted, the replica is Ready again and the service routes to it again."""
+    before = replica_per_cluster(ctx)
+    lost = sorted(ctx.clusters)[0]
+    on_lost = sorted(r for r, c in before.items() if c == lost)
+    assert on_lost, f"no replica on {lost}: {before}"
+    assert set(before.values()) - {lost}, f"no replica off {lost}: {before}"
+    uids = {r["metadata"]["name"]: r["metadata"]["uid"] for r in ctx.replicas()}
+    stopped = stop_apiserver(ctx, lost)
+    try:
+        check_unreachable(ctx, lost, on_lost, len(before))
+        check_routes_around(ctx, lost, before)
+        now = {r["metadata"]["name"]: r["metadata"]["uid"] for r in ctx.replicas()}
+        assert now == uids, f"replicas changed while {lost} was unreachable: {uids} -> {now}"
+        assert ctx.placed() == before, f"replicas moved: {before} -> {ctx.placed()}"
+        ctx.step(f"every replica kept its cluster (same names, uids): {before}")
+        objs = [o for r in on_lost for o in ctx.objects_of(r)]
+        unsynced = [o for o in objs if not condition_true(o, "Synced")]
+        ctx.step(f"{len(unsynced)} of the {len(objs)} Objects on {lost} Synced=False "
+                 "(provider-kubernetes cannot reach it)")  # fmt: skip
+        ctx.step(
+            f"reported: InferenceCluster {lost}: {_conds_of(ctx.get(MP, 'InferenceCluster', lost))}"
+        )
+    finally:
+        restart_apiserver(ctx, lost, stopped)
+    check_back(ctx, lost, on_lost)
+
+
+def replica_per_cluster(ctx: Fleet) -> dict[str, str]:
+    """Scale qwen-demo to a replica on every cluster, each running and routed to."""
     n = len(ctx.clusters)
     ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, f"--replicas={n}")
     ctx.step(f"kubectl scale --replicas={n}: a replica on every cluster")
@@ -551,38 +802,167 @@ def cluster_lost(ctx: Fleet) -> None:
         lambda: str(ctx.placed()),
     )
     ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=180)
-    before = ctx.placed()
-    lost, survivor = sorted(ctx.clusters)[0], sorted(ctx.clusters)[-1]
-    for replica, cluster in before.items():
+    placed = ctx.placed()
+    for replica, cluster in placed.items():
         check_running(ctx, replica, cluster)
-    uids = {r["metadata"]["name"]: r["metadata"]["uid"] for r in ctx.replicas()}
-    pid_file = ctx.fleet_state / "pids" / f"{lost}-kube-apiserver.pid"
-    os.kill(int(pid_file.read_text()), signal.SIGTERM)
-    ctx.step(f"stopped the API server of {lost}")
-    gateway = str(dig(ctx.get(MP, "InferenceCluster", survivor), "status", "gateway", "address"))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        now = {r["metadata"]["name"]: r["metadata"]["uid"] for r in ctx.replicas()}
-        assert now == uids, f"replicas changed while {lost} was unreachable: {uids} -> {now}"
-        routed = routed_addresses(ctx)
-        assert gateway in routed, f"the ModelService stopped routing to {survivor}: {routed}"
-        time.sleep(5)
-    ctx.step(f"60s on, every replica kept its cluster (same uids); the ModelService still "
-             f"routes to {survivor} ({gateway})")  # fmt: skip
-    on_lost = [r for r, c in before.items() if c == lost]
+    check_service(ctx)
+    return placed
+
+
+def check_routes_around(ctx: Fleet, lost: str, placed: Mapping[str, str]) -> None:
+    """The lost cluster's replicas' ModelEndpoints go, the others' stay; the ModelService
+    routes to the other clusters' gateways only."""
+    gateways = {c: gateway_of(ctx, c) for c in ctx.clusters}
+    kept = {endpoint_url(gateways[c], r) for r, c in placed.items() if c != lost}
+    survivors = {gateways[c] for c in placed.values() if c != lost}
+    ctx.wait_for(
+        f"the ModelEndpoints on {lost} gone, the others kept",
+        lambda: endpoint_urls(ctx) == kept,
+        120,
+        lambda: str(sorted(endpoint_urls(ctx))),
+    )
+    ctx.wait_for(
+        f"the ModelService routes to {sorted(survivors)} only, not {lost} ({gateways[lost]})",
+        lambda: routed_addresses(ctx) == survivors,
+        120,
+        lambda: f"routes to {sorted(routed_addresses(ctx))}",
+    )
+
+
+def check_back(ctx: Fleet, lost: str, on_lost: list[str]) -> None:
+    """The cluster answers again: its replicas Ready, their endpoints back, routed to."""
+    try:
+        for replica in on_lost:
+            check_replica(ctx, replica, lost)
+    except AssertionError as exc:
+        state = describe_cluster(ctx.clusters[lost])
+        msg = f"{exc}\n{lost} after its API server restarted:\n{state}"
+        raise AssertionError(msg) from None
+    ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=180)
+    check_service(ctx)
+    ctx.step(f"{lost} back: its replica Ready, its endpoint back, the service routes to it")
+
+
+def describe_cluster(kube: Kube) -> str:
+    """Each node's and pod's readiness, to say why a workload is not available."""
+    lines = [
+        f"    node {n['metadata']['name']}: Ready={conditions(n).get('Ready', {}).get('status')}"
+        for n in kube.list("v1", "Node")
+    ]
+    for p in kube.list("v1", "Pod", ML):
+        ready = conditions(p).get("Ready", {})
+        lines.append(
+            f"    pod {p['metadata']['name']}: {dig(p, 'status', 'phase')} on "
+            f"{dig(p, 'spec', 'nodeName')}, Ready={ready.get('status')} {ready.get('reason') or ''}"
+        )
+    return "\n".join(lines)
+
+
+def gateway_of(ctx: Fleet, cluster: str) -> str:
+    return str(dig(ctx.get(MP, "InferenceCluster", cluster), "status", "gateway", "address"))
+
+
+def endpoint_url(gateway: str, replica: str) -> str:
+    return f"http://{gateway}/{ML}/{replica}/v1"
+
+
+def endpoint_urls(ctx: Fleet) -> set[str]:
+    return {str(dig(e, "spec", "url")) for e in ctx.endpoints()}
+
+
+def check_unreachable(ctx: Fleet, lost: str, on_lost: list[str], total: int) -> None:
+    """Each replica on ``lost``: ModelReady=False ClusterUnreachable, not Ready; the
+    deployment's ReplicasReady=False names how many of ``total`` are ready."""
     for replica in on_lost:
+
+        def unreachable(replica: str = replica) -> Mapping[str, Any] | None:
+            got = ctx.kube.get(MP, "ModelReplica", replica, ML)
+            cond = conditions(got).get("ModelReady", {})
+            return cond if cond.get("reason") == "ClusterUnreachable" else None
+
+        cond = ctx.wait_for(
+            f"ModelReplica {replica} ModelReady=False ClusterUnreachable",
+            unreachable,
+            180,
+            lambda replica=replica: ctx.explain(ctx.kube.get(MP, "ModelReplica", replica, ML)),  # type: ignore[misc]
+        )
+        assert cond.get("status") == "False", cond
         got = ctx.get(MP, "ModelReplica", replica, ML)
-        ctx.step(f"reported: ModelReplica {replica} on {lost}: {_conds_of(got)}")
-    ctx.step(
-        f"reported: InferenceCluster {lost}: {_conds_of(ctx.get(MP, 'InferenceCluster', lost))}"
+        assert not condition_true(got, "Ready"), ctx.explain(got, 0)
+        assert dig(got, "spec", "clusterName") == lost, f"{replica} left {lost}: {got['spec']}"
+        ctx.step(f"ModelReplica {replica}: ModelReady=False ClusterUnreachable: "
+                 f"{cond.get('message')}; {_conds_of(got)}")  # fmt: skip
+    want = f"{total - len(on_lost)} of {total} replicas ready"
+
+    def not_all_ready() -> Mapping[str, Any] | None:
+        md = ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML)
+        cond = conditions(md).get("ReplicasReady", {})
+        return cond if cond.get("status") == "False" and want in cond.get("message", "") else None
+
+    cond = ctx.wait_for(
+        f"ModelDeployment qwen-demo ReplicasReady=False: {want}",
+        not_all_ready,
+        120,
+        lambda: ctx.explain(ctx.kube.get(MP, "ModelDeployment", "qwen-demo", ML), 0),
     )
     md = ctx.get(MP, "ModelDeployment", "qwen-demo", ML)
-    ctx.step(f"reported: ModelDeployment qwen-demo: {_conds_of(md)}")
-    objs = [o for r in on_lost for o in ctx.objects_of(r)]
-    unsynced = [o for o in objs if not condition_true(o, "Synced")]
-    ctx.step(f"reported: {len(unsynced)} of the {len(objs)} Objects on {lost} Synced=False "
-             "(provider-kubernetes cannot reach it)")  # fmt: skip
-    ctx.step(f"the ModelService routes to {sorted(routed_addresses(ctx))}")
+    ctx.step(f"ModelDeployment qwen-demo ReplicasReady=False {cond.get('reason')}: "
+             f"{cond.get('message')}; {_conds_of(md)}")  # fmt: skip
+
+
+def stop_apiserver(ctx: Fleet, cluster: str) -> tuple[int, list[str]]:
+    """Stop a workload cluster's API server (SIGTERM); return its pid and command line."""
+    pid = int((ctx.fleet_state / "pids" / f"{cluster}-kube-apiserver.pid").read_text())
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    os.kill(pid, signal.SIGTERM)
+    kube = ctx.clusters[cluster]
+    wait_until(f"{cluster}'s API server (pid {pid}) no longer answers",
+               lambda: not answers(kube), 30)  # fmt: skip
+    ctx.step(f"stopped the API server of {cluster} (pid {pid})")
+    return pid, command
+
+
+def restart_apiserver(ctx: Fleet, cluster: str, old: tuple[int, list[str]]) -> None:
+    """Start the API server again with the same command line, once the old one has exited
+    (killed if it still drains); fleet.sh down stops it by the pid file it reads."""
+    pid, command = old
+    if not wait_exit(pid, 30):
+        os.kill(pid, signal.SIGKILL)
+        assert wait_exit(pid, 10), f"{cluster}'s old API server (pid {pid}) does not exit"
+    with (ctx.fleet_state / "logs" / f"{cluster}-kube-apiserver.log").open("ab") as log:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    (ctx.fleet_state / "pids" / f"{cluster}-kube-apiserver.pid").write_text(f"{proc.pid}\n")
+    kube = ctx.clusters[cluster]
+    ctx.wait_for(f"the API server of {cluster} answers again (pid {proc.pid})",
+                 lambda: answers(kube), 90)  # fmt: skip
+
+
+def wait_exit(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def answers(kube: Kube) -> bool:
+    try:
+        return kube.get("v1", "Namespace", "default") is not None
+    except KubeError:
+        return False
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, stopped but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
 
 
 def _conds_of(obj: Obj) -> str:

@@ -86,7 +86,8 @@ wait_for() {
 }
 
 # The KWOK Stages its module ships: nodes Ready with a lease heartbeat; pods Ready at
-# once, Jobs' pods complete, deleted pods go.
+# once, Jobs' pods complete, deleted pods go. Plus ours (tools/fleet/stages): Running pods
+# Ready again once their node is back, as a kubelet makes them.
 kwok_stages() {
     local dir="$1/kustomize/stage" f out="$state/kwok-stages.yaml"
     : >"$out"
@@ -94,6 +95,9 @@ kwok_stages() {
         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
         [[ -f "$dir/$f" ]] || die "no KWOK stage $dir/$f"
         { echo "---"; cat "$dir/$f"; } >>"$out"
+    done
+    for f in "$here"/stages/*.yaml; do
+        { echo "---"; cat "$f"; } >>"$out"
     done
 }
 

@@ -3,10 +3,13 @@
 # real provider (tools/e2e/cluster.sh up), the fleet on it (tools/fleet/fleet.sh up), run
 # the fleet scenarios (python -m e2e.fleet) inside the namespace, then stop every process
 # both started, also on failure or interrupt. Arguments go to python -m e2e.fleet.
+# FLEET: the fleet files (default: the getting-started fleet and e2e/fleet/pools.yaml).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export E2E_STATE="${E2E_STATE:-$root/build/e2e}" FLEET_STATE="${FLEET_STATE:-$root/build/fleet}"
+# The getting-started fleet (fleet.sh's default) plus the pools the sharing scenario needs.
+export FLEET="${FLEET:-examples/getting-started/platform.yaml examples/getting-started/scale-the-platform/eks/platform-scale.yaml e2e/fleet/pools.yaml}"
 
 t0=$SECONDS
 trap 'bash "$here/fleet.sh" down; bash "$root/tools/e2e/cluster.sh" down; echo "e2e-fleet: took $((SECONDS - t0)) s in all"' EXIT
