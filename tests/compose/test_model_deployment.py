@@ -401,7 +401,16 @@ def test_a_replica_not_ready_keeps_its_place_and_its_endpoint_unless_unreachable
     rsp = call(model_deployment(), clusters, replicas, observed=observed)
     assert of_kind(rsp, "ModelReplica") == of_kind(serving, "ModelReplica"), "it stays put"
     assert bool(of_kind(rsp, "ModelEndpoint")) is endpoint_kept
-    assert conditions(rsp)["ReplicasReady"] == ("False", "ModelStarting", "0 of 1 replica ready")
+    name = naming.replica_name("qwen-demo", "eks-us-east", 0)
+    assert conditions(rsp)["ReplicasReady"] == (
+        ("False", "ModelStarting", "0 of 1 replica ready")
+        if endpoint_kept
+        else (
+            "False",
+            "ClusterUnreachable",
+            f"0 of 1 replica ready; cluster out of reach: {name} on eks-us-east",
+        )
+    )
 
 
 def test_no_endpoint_without_a_gateway_address() -> None:

@@ -138,7 +138,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
         kit.release_all()
     unreachable = observed_unreachable(req)
     compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, unreachable)
-    report(rsp, deployment, planned.placement, cache, composed, ready)
+    report(rsp, deployment, planned.placement, cache, composed, ready, unreachable)
     for message in fleet.warnings(planned.state, cache):
         kit.warn(rsp, message)
 

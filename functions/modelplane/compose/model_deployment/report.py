@@ -9,11 +9,14 @@ Conditions and reasons follow decisions.md ("Conditions"): ``ReplicasScheduled``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.compose.model_deployment.fleet import CacheState
 from modelplane.compose.model_deployment.manifests import ComposedReplica
+from modelplane.domain import workload
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import (
@@ -39,15 +42,17 @@ def report(
     cache: CacheState,
     composed: list[ComposedReplica],
     ready_names: set[str],
+    unreachable_names: set[str],
 ) -> None:
     """Write status, conditions, readiness and events for a placement."""
     total = len(composed)
     ready = sum(1 for r in composed if r.name in ready_names)
+    unreachable = [f"{r.name} on {r.cluster}" for r in composed if r.name in unreachable_names]
     wanted = max(deployment.replicas, 0)
     kit.set_status(rsp, {"replicas": {"total": total, "ready": ready}})
     scheduled = scheduled_condition(deployment, placement, cache)
     kit.set_condition(rsp, "ReplicasScheduled", *scheduled)
-    kit.set_condition(rsp, "ReplicasReady", *ready_condition(wanted, total, ready))
+    kit.set_condition(rsp, "ReplicasReady", *ready_condition(wanted, total, ready, unreachable))
     kit.set_condition(rsp, "ModelCacheResolved", *cache_condition(cache))
     kit.set_ready(rsp, total == wanted and ready == wanted)
     for message in warnings(deployment, placement, cache, scheduled):
@@ -92,13 +97,26 @@ def _moving_text(placement: Placement) -> str:
     return f"keeping {kit.listed(moves, sep=', ')} running until replacements are Ready"
 
 
-def ready_condition(wanted: int, total: int, ready: int) -> Condition:
-    """Return ``ReplicasReady`` as (status, reason, message)."""
+def ready_condition(
+    wanted: int, total: int, ready: int, unreachable: Sequence[str] = ()
+) -> Condition:
+    """Return ``ReplicasReady`` as (status, reason, message).
+
+    ``unreachable`` says which replicas are not Ready because their cluster is out of
+    reach (kept there all the same: the docs' retain rule), so the outage shows here.
+    """
     if total == 0 and wanted > 0:
         return False, "NoReplicasScheduled", f"0 of {wanted} {_replicas(wanted)} placed"
     if ready >= wanted and total == wanted:
         return True, "AllReplicasReady", f"{ready} of {wanted} {_replicas(wanted)} ready"
-    return False, "ModelStarting", f"{ready} of {wanted} {_replicas(wanted)} ready"
+    counted = f"{ready} of {wanted} {_replicas(wanted)} ready"
+    if unreachable:
+        return (
+            False,
+            workload.UNREACHABLE,
+            f"{counted}; cluster out of reach: {kit.listed(list(unreachable), sep=', ')}",
+        )
+    return False, "ModelStarting", counted
 
 
 def cache_condition(cache: CacheState) -> Condition:
