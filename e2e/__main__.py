@@ -18,7 +18,10 @@ import threading
 import time
 import traceback
 import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from e2e.kube import Kube
 from e2e.scenarios import SCENARIOS, Context, Scenario
@@ -90,59 +93,87 @@ def run(scenario: Scenario, ctx: Context) -> bool:
     return True
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+def wanted_scenarios(scenarios: Sequence[Scenario], doc: str | None) -> set[str] | None:
+    """Parse the command line: the scenarios to run and what they need (None: --list)."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
     parser.add_argument("only", nargs="*", help="scenario names (default: all)")
     parser.add_argument("--list", action="store_true", help="list the scenarios")
     args = parser.parse_args()
     if args.list:
-        for scenario in SCENARIOS:
+        for scenario in scenarios:
             print(f"{scenario.name}: {scenario.title}")
-        return 0
-    names = [s.name for s in SCENARIOS]
+        return None
+    names = [s.name for s in scenarios]
     unknown = [n for n in args.only if n not in names]
     if unknown:
         parser.error(f"unknown scenarios {unknown}; known: {names}")
     wanted = set(args.only or names)
-    for scenario in SCENARIOS:  # a scenario needs what it builds on
+    for scenario in scenarios:  # a scenario needs what it builds on
         if scenario.name in wanted:
             wanted.update(scenario.needs)
+    return wanted
 
+
+@dataclass
+class Outcome:
+    """What a run of scenarios gave."""
+
+    passed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    peak_mib: float = 0.0
+
+    def summary(self) -> int:
+        """Print the failed and skipped and the ``N passed, N failed`` line; the exit code."""
+        if self.failed:
+            print(f"failed: {', '.join(self.failed)}")
+        if self.skipped:
+            print(f"skipped: {', '.join(self.skipped)}")
+        line = f"{len(self.passed)} passed, {len(self.failed)} failed"
+        if self.skipped:
+            line += f", {len(self.skipped)} skipped"
+        print(line, flush=True)
+        return 1 if self.failed or self.skipped else 0
+
+
+def run_all(scenarios: Sequence[Scenario], wanted: set[str], ctx: Any) -> Outcome:
+    """Run the wanted scenarios in order (one whose needs did not pass is skipped),
+    watching the stack's peak resident memory."""
     memory = PeakMemory()
     memory.start()
-    ctx = Context(Kube(), Path(os.environ.get("E2E_STATE", "build/e2e")))
-    passed: list[str] = []
-    failed: list[str] = []
-    skipped: list[str] = []
+    outcome = Outcome()
     started = time.monotonic()
-    for scenario in SCENARIOS:
+    for scenario in scenarios:
         if scenario.name not in wanted:
             continue
         print(f"\n=== {scenario.name}: {scenario.title}", flush=True)
-        missing = [n for n in scenario.needs if n not in passed]
+        missing = [n for n in scenario.needs if n not in outcome.passed]
         if missing:
-            skipped.append(scenario.name)
+            outcome.skipped.append(scenario.name)
             print(f"--- SKIP {scenario.name}: needs {', '.join(missing)}, which did not pass")
             continue
-        (passed if run(scenario, ctx) else failed).append(scenario.name)
+        (outcome.passed if run(scenario, ctx) else outcome.failed).append(scenario.name)
     memory.stop.set()
-    memory.peak = max(memory.peak, stack_rss_mib())
+    outcome.peak_mib = max(memory.peak, stack_rss_mib())
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def main() -> int:
+    wanted = wanted_scenarios(SCENARIOS, __doc__)
+    if wanted is None:
+        return 0
+    ctx = Context(Kube(), Path(os.environ.get("E2E_STATE", "build/e2e")))
+    outcome = run_all(SCENARIOS, wanted, ctx)
     print(
-        f"\nscenarios took {time.monotonic() - started:.0f}s; "
-        f"peak resident memory of the stack {memory.peak:.0f} MiB"
+        f"\nscenarios took {outcome.seconds:.0f}s; "
+        f"peak resident memory of the stack {outcome.peak_mib:.0f} MiB"
     )
     breakers = circuit_breaker_opens()
     if breakers:
         print(f"Crossplane's watch circuit breaker opened: {breakers}")
-    if failed:
-        print(f"failed: {', '.join(failed)}")
-    if skipped:
-        print(f"skipped: {', '.join(skipped)}")
-    line = f"{len(passed)} passed, {len(failed)} failed"
-    if skipped:
-        line += f", {len(skipped)} skipped"
-    print(line, flush=True)
-    return 1 if failed or skipped else 0
+    return outcome.summary()
 
 
 if __name__ == "__main__":

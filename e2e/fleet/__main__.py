@@ -10,13 +10,11 @@ the namespace (control plane and workload clusters), then ``N passed, N failed``
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
-from e2e.__main__ import PeakMemory, run, stack_rss_mib
+from e2e.__main__ import run_all, wanted_scenarios
 from e2e.fleet import scenarios as fleet
 from e2e.kube import Kube
 from e2e.scenarios import Scenario
@@ -69,49 +67,19 @@ SCENARIOS = (
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("only", nargs="*", help="scenario names (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the scenarios")
-    args = parser.parse_args()
-    if args.list:
-        for scenario in SCENARIOS:
-            print(f"{scenario.name}: {scenario.title}")
+    wanted = wanted_scenarios(SCENARIOS, __doc__)
+    if wanted is None:
         return 0
-    names = [s.name for s in SCENARIOS]
-    unknown = [n for n in args.only if n not in names]
-    if unknown:
-        parser.error(f"unknown scenarios {unknown}; known: {names}")
-    wanted = set(args.only or names)
-    for scenario in SCENARIOS:
-        if scenario.name in wanted:
-            wanted.update(scenario.needs)
-    memory = PeakMemory()
-    memory.start()
     ctx = fleet.Fleet.make(
         Kube(),
         Path(os.environ.get("E2E_STATE", "build/e2e")),
         Path(os.environ.get("FLEET_STATE", "build/fleet")),
     )
     print(f"workload clusters: {', '.join(ctx.clusters)}")
-    passed: list[str] = []
-    failed: list[str] = []
-    skipped: list[str] = []
-    started = time.monotonic()
-    for scenario in SCENARIOS:
-        if scenario.name not in wanted:
-            continue
-        print(f"\n=== {scenario.name}: {scenario.title}", flush=True)
-        missing = [n for n in scenario.needs if n not in passed]
-        if missing:
-            skipped.append(scenario.name)
-            print(f"--- SKIP {scenario.name}: needs {', '.join(missing)}, which did not pass")
-            continue
-        (passed if run(scenario, ctx) else failed).append(scenario.name)
-    memory.stop.set()
-    memory.peak = max(memory.peak, stack_rss_mib())
+    outcome = run_all(SCENARIOS, wanted, ctx)
     print(
-        f"\nscenarios took {time.monotonic() - started:.0f}s; peak resident memory of the "
-        f"control plane and {len(ctx.clusters)} workload clusters {memory.peak:.0f} MiB"
+        f"\nscenarios took {outcome.seconds:.0f}s; peak resident memory of the "
+        f"control plane and {len(ctx.clusters)} workload clusters {outcome.peak_mib:.0f} MiB"
     )
     if "disagreements" in ctx.stats:
         print(
@@ -133,15 +101,7 @@ def main() -> int:
             f"selectors: {ctx.stats['selector_disagreements']} disagreements between our CEL "
             f"and kube-scheduler in {ctx.stats['selector_probes']} probes"
         )
-    if failed:
-        print(f"failed: {', '.join(failed)}")
-    if skipped:
-        print(f"skipped: {', '.join(skipped)}")
-    line = f"{len(passed)} passed, {len(failed)} failed"
-    if skipped:
-        line += f", {len(skipped)} skipped"
-    print(line, flush=True)
-    return 1 if failed or skipped else 0
+    return outcome.summary()
 
 
 if __name__ == "__main__":
