@@ -319,7 +319,7 @@ PHASES = {
     "compose": (
         ("manifests.py", "compose_replicas"),
         ("manifests.py", "compose_endpoints"),
-        ("manifests.py", "observed_ready"),
+        ("manifests.py", "observed_replicas"),
         ("report.py", "report"),
     ),
 }

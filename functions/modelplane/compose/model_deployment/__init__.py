@@ -45,8 +45,7 @@ from modelplane.compose.model_deployment.manifests import (
     API_VERSION,
     compose_endpoints,
     compose_replicas,
-    observed_ready,
-    observed_unreachable,
+    observed_replicas,
 )
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
 from modelplane.domain import scheduler
@@ -130,15 +129,15 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
         return
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
     planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS))
-    ready = observed_ready(req) | planned.state.ready
+    seen = observed_replicas(req)
+    ready = seen.ready | planned.state.ready
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
     if not composed:
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
-    unreachable = observed_unreachable(req)
-    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, unreachable)
-    report(rsp, deployment, planned.placement, cache, composed, ready, unreachable)
+    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable)
+    report(rsp, deployment, planned.placement, cache, composed, ready, seen.unreachable)
     for message in fleet.warnings(planned.state, cache):
         kit.warn(rsp, message)
 

@@ -181,29 +181,27 @@ def compose_endpoints(
     return names
 
 
-def observed_unreachable(req: fnv1.RunFunctionRequest) -> set[str]:
-    """Names of the composite's ModelReplicas whose cluster is out of reach (ModelReady)."""
-    out = set()
+@dataclass(frozen=True)
+class ObservedReplicas:
+    """What the composite's own ModelReplicas report, by name."""
+
+    ready: set[str]
+    unreachable: set[str]  # ModelReady says their cluster is out of reach
+
+
+def observed_replicas(req: fnv1.RunFunctionRequest) -> ObservedReplicas:
+    """Read the ModelReplicas the composite composed once: which are Ready, which unreachable."""
+    ready, unreachable = set(), set()
     for observed in req.observed.resources.values():
         obj = kit.struct_to_dict(observed.resource)
         if obj.get("kind") != "ModelReplica":
             continue
-        for condition in kit.maps(obj, "status", "conditions"):
-            if (
-                condition.get("type") == "ModelReady"
-                and condition.get("reason") == workload.UNREACHABLE
-            ):
-                out.add(str((obj.get("metadata") or {}).get("name", "")))
-    return out
-
-
-def observed_ready(req: fnv1.RunFunctionRequest) -> set[str]:
-    """Names of the ModelReplicas the composite composed that report Ready."""
-    ready = set()
-    for observed in req.observed.resources.values():
-        obj = kit.struct_to_dict(observed.resource)
-        if obj.get("kind") != "ModelReplica":
-            continue
+        name = str((obj.get("metadata") or {}).get("name", ""))
         if kit.is_ready(obj):
-            ready.add(str((obj.get("metadata") or {}).get("name", "")))
-    return ready
+            ready.add(name)
+        if any(
+            c.get("type") == "ModelReady" and c.get("reason") == workload.UNREACHABLE
+            for c in kit.maps(obj, "status", "conditions")
+        ):
+            unreachable.add(name)
+    return ObservedReplicas(ready, unreachable)
