@@ -56,9 +56,12 @@ def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | Non
 
     DEPLOYMENT is a file or folder holding the ModelDeployment; FLEET are files or
     folders (read recursively) holding InferenceClusters with status, ModelReplicas and
-    ModelCaches. Other documents in DEPLOYMENT count as fleet too.
+    ModelCaches. Other documents in DEPLOYMENT count as fleet too. A DEPLOYMENT folder
+    is read as ``make render`` reads it: its own ``*.yaml`` files (sub-folders are other
+    variants, such as the docs' per-cloud tabs) and its ``fleet/``, whose documents
+    stand in for the ones they observe.
     """
-    documents = load(deployment)
+    documents = load_deployment(deployment)
     fleet_documents = [d for path in fleet for d in load(path)]
     xr = pick_deployment(documents, name)
     result = make_plan(xr, [d for d in documents if d is not xr] + fleet_documents)
@@ -89,6 +92,26 @@ def load(path: Path) -> list[dict[str, Any]]:
             msg = f"{file}: not valid YAML: {exc}"
             raise click.ClickException(msg) from exc
     return documents
+
+
+def load_deployment(path: Path) -> list[dict[str, Any]]:
+    """Load DEPLOYMENT: a file, or a folder's own ``*.yaml`` files overlaid by its ``fleet/``.
+
+    Raises:
+        click.ClickException: a file is not valid YAML.
+    """
+    if not path.is_dir():
+        return load(path)
+    own = [d for file in sorted(path.glob("*.y*ml")) if file.is_file() for d in load(file)]
+    fleet = load(path / "fleet") if (path / "fleet").is_dir() else []
+    observed = {_identity(d): d for d in fleet}
+    merged = [observed.pop(_identity(d), d) for d in own]
+    return merged + list(observed.values())
+
+
+def _identity(doc: dict[str, Any]) -> tuple[str, str, str]:
+    meta = doc.get("metadata") or {}
+    return (str(doc.get("kind")), str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def pick_deployment(documents: Sequence[dict[str, Any]], name: str | None) -> dict[str, Any]:

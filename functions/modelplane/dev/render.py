@@ -521,7 +521,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def yaml_text(path: Path, rendered: Iterable[Rendered]) -> str:
-    """Return the YAML of ``path``'s renders: per composite a ``# ----`` header, then its docs."""
+    """Return the YAML of ``path``'s renders: per composite a ``# ----`` header, then its docs.
+
+    Every document starts with ``---``, the first of each composite too: without it the
+    next composite's first document would continue the previous composite's last one
+    (its keys merged into the same mapping), which a strict loader rejects.
+    """
     out: list[str] = []
     for one in rendered:
         if one.output is None:
@@ -529,7 +534,7 @@ def yaml_text(path: Path, rendered: Iterable[Rendered]) -> str:
         origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
         out.append(f"# ---- {describe(one.xr)} ({origin})\n")
         out += [f"# deleted: {describe(gone)}\n" for gone in one.output.deleted]
-        out.append(yaml.safe_dump_all(one.docs, sort_keys=False))
+        out.append(yaml.safe_dump_all(one.docs, sort_keys=False, explicit_start=True))
     return "".join(out)
 
 
