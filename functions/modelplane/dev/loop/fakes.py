@@ -1,7 +1,7 @@
 """Fake providers and controllers: what the API server shows about composed resources.
 
 Crossplane composes resources; providers and controllers report on them. Between
-reconciles the harness (:mod:`tests.loop.harness`) asks :class:`Providers` to observe
+reconciles the harness (:mod:`modelplane.dev.loop.harness`) asks :class:`Providers` to observe
 every composed resource that something other than Crossplane reports on, as the real
 ones would on their next poll:
 

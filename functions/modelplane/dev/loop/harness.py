@@ -7,7 +7,7 @@ since. Each composite is reconciled by Crossplane's own composite reconciler
 kind's XRD and Composition from ``apis/``, calling the real functions over gRPC:
 
 - **observed**: the composite's composed resources in the store (those it controls), as
-  the fake providers (:mod:`tests.loop.fakes`) last reported them;
+  the fake providers (:mod:`modelplane.dev.loop.fakes`) last reported them;
 - **required**: every other object of the store, so every requirement resolves as the
   API server would answer it;
 - then the composite is written back as the reconciler left it (status, conditions,
@@ -54,10 +54,10 @@ from google.protobuf.internal import api_implementation
 from modelplane import server
 from modelplane.dev import engine
 
-from tests.loop import fakes
-from tests.loop.fakes import Flap, Key, Obj, describe, key_of
+from modelplane.dev.loop import fakes
+from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 APIS = ROOT / "apis"
 EXAMPLES = ROOT / "examples"
 KIND_ORDER = (
