@@ -24,7 +24,7 @@ import yaml
 
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment.fleet import as_struct, read_cache
-from modelplane.dev import checks
+from modelplane.dev import checks, validate
 from modelplane.domain import naming
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
@@ -333,7 +333,7 @@ def validate_command(paths: tuple[Path, ...]) -> None:
         raise click.ClickException(str(exc)) from None
     for problem in problems:
         click.echo(problem)
-    ours = sum(1 for one in inputs if checks.validate.is_modelplane(one.document))
+    ours = len([one for one in inputs if validate.is_modelplane(one.document)])
     click.echo(f"{ours} Modelplane documents checked, {len(problems)} problems", err=True)
     if not ours:
         msg = f"nothing to validate: none of the {len(inputs)} documents is a Modelplane kind"

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from modelplane.dev import engine, render
-
 from modelplane.dev.loop import fleets
 from modelplane.dev.loop.harness import ControlPlane, PassRecord, function_targets
 

@@ -36,9 +36,7 @@ from typing import Any
 
 import pytest
 from modelplane.dev import validate
-
 from modelplane.dev.loop import fleets
-from tests.loop.conftest import Converged, Fleets
 from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, get_path
 from modelplane.dev.loop.harness import (
     ControlPlane,
@@ -48,6 +46,8 @@ from modelplane.dev.loop.harness import (
     condition_line,
     history_text,
 )
+
+from tests.loop.conftest import Converged, Fleets
 
 pytestmark = pytest.mark.loop
 

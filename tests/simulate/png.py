@@ -31,7 +31,9 @@ def pixels(path: Path) -> tuple[int, int, list[bytes]]:
             idat += body
     width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
     if depth != 8 or colour not in _CHANNELS or interlace:
-        msg = f"{path}: unsupported PNG (depth {depth}, colour type {colour}, interlace {interlace})"
+        msg = (
+            f"{path}: unsupported PNG (depth {depth}, colour type {colour}, interlace {interlace})"
+        )
         raise ValueError(msg)
     channels = _CHANNELS[colour]
     raw = zlib.decompress(idat)

@@ -8,6 +8,7 @@ in build/no-browser: there the browser tests skip, saying so.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -96,14 +97,15 @@ def test_series_are_step_lines_each_with_its_own_dash_and_marker(report: Path) -
     for d in thick:
         points = [tuple(map(float, p[1:].split(","))) for p in d.split()]
         # Step lines: every segment is flat or vertical, never a slope between steps.
-        for (x1, y1), (x2, y2) in zip(points, points[1:], strict=False):
+        for (x1, y1), (x2, y2) in itertools.pairwise(points):
             assert x1 == x2 or y1 == y2, d
     dashes = re.findall(r'stroke-width="2.5"(?: stroke-dasharray="([^"]+)")?', chart)
     assert len(set(dashes)) == len(dashes), "each pool's line has its own dash"
     groups = chart.split('<g class="series"')[1:]
     shapes = [re.findall(r"<(circle|rect|polygon) [^>]*class=\"marker\"", g)[:1] for g in groups]
     used = [s[0] for s in shapes if s]
-    assert len(used) == len(POOLS) and len(set(used)) == len(POOLS), "its own marker"
+    assert len(used) == len(POOLS)
+    assert len(set(used)) == len(POOLS), "each pool's line has its own marker"
 
 
 def test_shortfalls_are_marked_on_the_timeline(report: Path) -> None:

@@ -92,9 +92,7 @@ def run(fleet_name: str, max_passes: int) -> tuple[harness.ControlPlane, bool]:
     """Reconcile the fleet until a pass changes nothing; print a line per pass."""
     fleet = fleets.BY_NAME[fleet_name]
     with render.serve() as functions, harness.deep_messages():
-        plane = harness.ControlPlane(
-            fleet.documents(), harness.function_targets(functions.address)
-        )
+        plane = harness.ControlPlane(fleet.documents(), harness.function_targets(functions.address))
         settled = _passes(plane, max_passes)
         if settled and fleet.then:
             print(f"  applying the tour's next step: {', '.join(fleet.then)}", flush=True)

@@ -21,10 +21,11 @@ class StrictLoader(yaml.SafeLoader):
         """Construct a mapping, raising on a repeated key (PyYAML keeps the last)."""
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             if key in seen:
+                context = "while constructing a mapping"
                 raise ConstructorError(
-                    "while constructing a mapping",
+                    context,
                     node.start_mark,
                     f"found duplicate key {key!r}",
                     key_node.start_mark,
@@ -39,4 +40,4 @@ def load_all(text: str) -> list[Any]:
     Raises:
         yaml.YAMLError: the text is not YAML, or a mapping repeats a key.
     """
-    return list(yaml.load_all(text, Loader=StrictLoader))  # noqa: S506 - a SafeLoader
+    return list(yaml.load_all(text, Loader=StrictLoader))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from modelplane.simulate import results as rs
 from modelplane.simulate import svg
@@ -87,7 +86,9 @@ def _short_steps(simulation: rs.Simulation, mode: str) -> dict[int, str]:
     for i, step in enumerate(simulation.steps):
         short = step.modes[mode].shortfalls
         if short:
-            out[i] = "; ".join(f"{s.deployment} {s.placed} of {s.wanted} ({s.reason})" for s in short)
+            out[i] = "; ".join(
+                f"{s.deployment} {s.placed} of {s.wanted} ({s.reason})" for s in short
+            )
     return out
 
 

@@ -120,14 +120,18 @@ def _offsets(count: int) -> list[float]:
 
 def _axes(chart: Chart, scale: _Scale) -> list[str]:
     bottom = PLOT_TOP + PLOT_HEIGHT
-    out = [f'<g class="axes" font-size="12">']
+    out = ['<g class="axes" font-size="12">']
     for tick in _ticks(scale.top):
         y = scale.y(tick)
-        out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        out.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+        )
         out.append(f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
     for i, label in enumerate(chart.steps):
         x = scale.x(i)
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 5}" class="axis"/>')
+        out.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 5}" class="axis"/>'
+        )
         shown = label if len(label) <= 30 else label[:29] + "…"
         out.append(
             f'<text x="{x:.1f}" y="{bottom + 16}" transform="rotate(-25 {x:.1f} {bottom + 16})" '

@@ -51,9 +51,9 @@ from typing import Any
 
 import yaml
 from google.protobuf.internal import api_implementation
+
 from modelplane import server
 from modelplane.dev import engine
-
 from modelplane.dev.loop import fakes
 from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
 
