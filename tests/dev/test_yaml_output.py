@@ -45,7 +45,7 @@ def test_two_renders_in_one_stream_stay_separate_documents() -> None:
     renders = [_rendered("InferenceClass", "a", events=2), _rendered("InferenceClass", "b", 1)]
     text = render.yaml_text(Path("x.yaml"), renders)
     docs = _documents(text)
-    assert len(docs) == sum(len(r.docs) for r in renders) == 8
+    assert len(docs) == sum(len(r.docs) for r in renders) == 7
     assert [d["kind"] for d in docs][3:6] == ["Event", "InferenceClass", "ConfigMap"]
     # And the other loaders people use agree with the strict one.
     assert [d for d in yaml.safe_load_all(text) if d] == docs
@@ -56,7 +56,7 @@ def test_plan_yaml_output_is_one_strict_document() -> None:
         cli.main, ["plan", str(GETTING_STARTED), "--name", "qwen-demo", "-o", "yaml"]
     )
     assert result.exit_code == 0, result.output
-    (plan,) = _documents(result.output)
+    (plan,) = _documents(result.stdout)
     assert plan["deployment"] == "ml-team/qwen-demo"
 
 

@@ -99,9 +99,9 @@ def test_series_are_step_lines_each_with_its_own_dash_and_marker(report: Path) -
         # Step lines: every segment is flat or vertical, never a slope between steps.
         for (x1, y1), (x2, y2) in itertools.pairwise(points):
             assert x1 == x2 or y1 == y2, d
-    dashes = re.findall(r'stroke-width="2.5"(?: stroke-dasharray="([^"]+)")?', chart)
+    dashes = re.findall(r'<path [^>]*stroke-width="2.5"(?: stroke-dasharray="([^"]+)")?', chart)
     assert len(set(dashes)) == len(dashes), "each pool's line has its own dash"
-    groups = chart.split('<g class="series"')[1:]
+    groups = [g.split("</g>")[0] for g in chart.split('<g class="series"')[1:]]
     shapes = [re.findall(r"<(circle|rect|polygon) [^>]*class=\"marker\"", g)[:1] for g in groups]
     used = [s[0] for s in shapes if s]
     assert len(used) == len(POOLS)
