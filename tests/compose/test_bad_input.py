@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -491,6 +493,9 @@ def check(mutation: Mutation) -> list[str]:
         elif not _names_a_field(message, mutation.path):
             problems.append(f"Fatal names no field of {show(mutation.path)}: {message}")
         return problems
+    if mutation.family == "spec" and not _readable(mutation.xr):
+        if rsp.desired.composite.ready != fnv1.READY_FALSE:
+            problems.append("a spec the models reject is not vetoed Ready (ready=False)")
     dropped = sorted(set(mutation.observed) - set(rsp.desired.resources))
     if dropped and not mutation.may_drop:
         problems.append(f"drops {len(dropped)} of {len(mutation.observed)} observed: {dropped}")
@@ -499,6 +504,17 @@ def check(mutation: Mutation) -> list[str]:
         if leaked := PYTHON_TEXT.search(text):
             problems.append(f"message shows {leaked.group()!r}: {_flat(text)}")
     return problems
+
+
+def _readable(xr: Doc) -> bool:
+    """Whether the kind's generated model reads the composite: its spec as the XRD has it."""
+    kind = str(xr.get("kind"))
+    model = getattr(importlib.import_module(f"modelplane.models.{kind.lower()}"), kind)
+    try:
+        model.model_validate(xr)
+    except pydantic.ValidationError:
+        return False
+    return True
 
 
 def _names_a_field(message: str, path: Path_) -> bool:

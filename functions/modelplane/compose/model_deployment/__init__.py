@@ -262,8 +262,14 @@ def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[fleet.Item]:
 def _hold(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str, *, warn: bool = False
 ) -> None:
-    """Keep what is composed, unchanged, and say why nothing is scheduled."""
+    """Keep what is composed, unchanged, and say why nothing is scheduled.
+
+    The deployment is not Ready meanwhile: what it holds may all be ready, but a
+    deployment whose spec cannot be read (or whose fleet is not read yet) is not what
+    its user asked for.
+    """
     kit.hold(req, rsp)
+    kit.set_ready(rsp, False)
     kit.set_condition(rsp, "ReplicasScheduled", False if warn else None, "Scheduling", message)
     if warn:
         kit.warn(rsp, message)
