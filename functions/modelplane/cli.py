@@ -66,6 +66,7 @@ def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | Non
     fleet_documents = [d for path in fleet for d in load(path)]
     inputs = _located_deployment(deployment) + _located(fleet)
     require_valid(inputs)
+    _one_per_name(_located_deployment(deployment), name)
     xr = pick_deployment(documents, name)
     result = make_plan(xr, [d for d in documents if d is not xr] + fleet_documents)
     if output == "json":
@@ -129,6 +130,28 @@ def require_valid(inputs: Sequence[checks.Located]) -> None:
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         msg = f"{len(problems)} {noun} in the input (nothing was run)"
+        raise click.ClickException(msg)
+
+
+def _one_per_name(documents: Sequence[checks.Located], name: str | None) -> None:
+    """Refuse a ``--name`` that several files of DEPLOYMENT define, naming the files.
+
+    A docs recipe may hold variants of one deployment (``model-deployment.yaml`` and
+    ``model-deployment-sglang.yaml``, both ``laguna``): the file then says which.
+    """
+    if name is None:
+        return
+    files = [
+        one.where
+        for one in documents
+        if one.document.get("kind") == "ModelDeployment"
+        and (one.document.get("metadata") or {}).get("name") == name
+    ]
+    if len(files) > 1:
+        msg = (
+            f"several ModelDeployments are named {name} ({'; '.join(files)}): pass one "
+            "file as DEPLOYMENT and the folder as FLEET"
+        )
         raise click.ClickException(msg)
 
 
