@@ -172,3 +172,13 @@ def test_every_recipe_plans_with_its_models_placed(folder: Path) -> None:
 
 def test_recipe_fleets_are_up_to_date() -> None:
     assert recipe_fleets.main(["--check"]) == 0
+
+
+SCENARIOS = sorted((EXAMPLES / "simulate").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
+def test_every_simulate_example_passes_the_check_and_runs(scenario: Path) -> None:
+    result = CliRunner().invoke(cli.main, ["simulate", str(scenario), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert "problem" not in result.stderr

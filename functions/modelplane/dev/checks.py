@@ -8,7 +8,8 @@ kubectl's::
     examples/x/model-deployment.yaml, document 1: ModelDeployment ml-team/qwen is invalid: spec.replica: Invalid value: "replica": unknown field "spec.replica"
 
 naming the file, the document's position in it, the object, the field path and what
-was expected. Unknown fields are errors (the API server would silently drop them: a
+was expected. What a user declares is checked (apiVersion, kind, metadata, spec), not
+``status``: the API server drops a status given on create, controllers write it. Unknown fields are errors (the API server would silently drop them: a
 ``nodeSelecter`` typo would compose a GPU model with no GPU claim), and so is a kind
 in a Modelplane API group that no XRD defines.
 """
@@ -105,7 +106,10 @@ def check(documents: Sequence[Located]) -> list[str]:
 
 
 def _stand_in(document: Doc, index: int) -> Doc:
-    copied = copy.deepcopy(document)
+    # Without status: every Modelplane kind has the status subresource, so the API
+    # server drops a status given on create; controllers write it. A fleet's observed
+    # state (fleet/, scenarios) is read as given.
+    copied = {k: copy.deepcopy(v) for k, v in document.items() if k != "status"}
     meta = copied.get("metadata")
     if not isinstance(meta, dict):
         meta = copied["metadata"] = {}

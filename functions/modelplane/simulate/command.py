@@ -50,8 +50,23 @@ PROGRESS_AFTER_SECONDS = 1.0
         "per pod (nodes), and every pool letting pods share a node's devices (devices)."
     ),
 )
+@click.option(
+    "--validate/--no-validate",
+    default=True,
+    show_default=True,
+    help=(
+        "Check the scenario's Modelplane documents against the XRDs first, as the API "
+        "server would (like kubectl's --validate). --no-validate plays a hypothetical "
+        "fleet the API server would refuse."
+    ),
+)
 def simulate(
-    scenario: Path, output: str, report: Path | None, max_passes: int, compare_capacity: bool
+    scenario: Path,
+    output: str,
+    report: Path | None,
+    max_passes: int,
+    compare_capacity: bool,
+    validate: bool,
 ) -> None:
     """Play a fleet's timeline through the scheduler and show where everything lands.
 
@@ -67,7 +82,8 @@ def simulate(
     """
     try:
         loaded = sc.load(scenario)
-        _require_valid(scenario, loaded)
+        if validate:
+            _require_valid(scenario, loaded)
         progress = _Progress(sys.stderr)
         modes = rs.COMPARED if compare_capacity else rs.MODES
         result = engine.simulate(loaded, max_passes=max_passes, progress=progress, modes=modes)
