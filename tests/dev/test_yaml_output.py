@@ -81,4 +81,5 @@ def test_make_render_output_and_the_demo_yaml_file_round_trip(
     for text in (printed, out_file.read_text()):
         docs = _documents(text)
         assert len(docs) == expected
-        assert sum(d["kind"] == "ModelReplica" for d in docs) == 1
+        # The replica twice: as its deployment composed it, then as its own render.
+        assert sum(d["kind"] == "ModelReplica" for d in docs) == 2

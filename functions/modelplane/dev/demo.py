@@ -37,7 +37,7 @@ What was real and what was faked:
          Azure, Vultr and Nebius managed resources Ready; Helm releases deployed; Objects
          applied on the workload cluster with the status their kind would have there:
          Deployments Available, the Gateway Programmed at an address); the clouds, the
-         GPUs and the model server do not exist. The addresses are documentation ranges.
+         GPUs and the model server do not exist, and the addresses are made up.
 """
 
 
