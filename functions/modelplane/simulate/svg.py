@@ -21,7 +21,8 @@ PLOT_TOP = 46
 PLOT_HEIGHT = 300
 LEFT = 64
 RIGHT = 24
-LABEL_SPACE = 110  # below the x axis: the steps' names, slanted
+LABEL_SPACE = 56  # below the x axis: each step's number and name
+CHAR_WIDTH = 6.8  # of a 12px label, for cutting a step's name to its band
 LEGEND_ROW = 22
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -127,15 +128,24 @@ def _axes(chart: Chart, scale: _Scale) -> list[str]:
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
         )
         out.append(f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
+    fits = max(4, int(scale.step_width / CHAR_WIDTH))
     for i, label in enumerate(chart.steps):
         x = scale.x(i)
         out.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 5}" class="axis"/>'
         )
-        shown = label if len(label) <= 30 else label[:29] + "…"
+        # Each step's band is labelled under its middle, level: "step N", then its name
+        # cut to the band's width (the full name is the tooltip and in the Steps table).
+        middle = x + scale.step_width / 2
+        index, _, name = label.partition(": ")
+        shown = name if len(name) <= fits else name[: fits - 1] + "…"
         out.append(
-            f'<text x="{x:.1f}" y="{bottom + 16}" transform="rotate(-25 {x:.1f} {bottom + 16})" '
-            f'text-anchor="end"><title>{html.escape(label)}</title>{html.escape(shown)}</text>'
+            f'<text x="{middle:.1f}" y="{bottom + 18}" text-anchor="middle" class="step">'
+            f"<title>{html.escape(label)}</title>step {html.escape(index)}</text>"
+        )
+        out.append(
+            f'<text x="{middle:.1f}" y="{bottom + 34}" text-anchor="middle">'
+            f"<title>{html.escape(label)}</title>{html.escape(shown)}</text>"
         )
     out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{bottom}" y2="{bottom}" class="axis"/>')
     out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{PLOT_TOP}" y2="{bottom}" class="axis"/>')
@@ -256,7 +266,7 @@ STYLE = """
 svg.chart { max-width: 1100px; display: block; margin: .4rem 0 1.6rem; font-family: inherit; }
 svg.chart .title { font-size: 16px; font-weight: 600; }
 svg.chart .grid { stroke: #e5e7eb; } svg.chart .axis { stroke: #57606a; }
-svg.chart text { fill: #1f2328; }
+svg.chart text { fill: #1f2328; } svg.chart .step { font-weight: 600; }
 svg.chart .shortfall { fill: #ffebe9; }
 svg.chart .shortfall-label { fill: #cf222e; font-size: 11px; }
 """
