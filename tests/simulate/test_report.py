@@ -12,6 +12,7 @@ import itertools
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,37 @@ def test_a_compared_report_charts_both_capacity_modes(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     for mode in ("nodes", "devices"):
         assert f'<svg id="pool-use-{mode}"' in run.stdout, mode
+
+
+def test_without_chromium_the_browser_tests_skip_only_when_setup_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.setattr(module, "NO_BROWSER", tmp_path / "no-browser")
+    with pytest.raises(pytest.fail.Exception, match=r"is missing: run tools/simulate/chromium\.sh"):
+        _need_chromium()
+    (tmp_path / "no-browser").write_text("make setup NO_BROWSER=1\n")
+    with pytest.raises(pytest.skip.Exception, match="NO_BROWSER=1 skipped Chromium"):
+        _need_chromium()
+
+
+def test_make_setup_no_browser_records_the_choice_and_installs_nothing() -> None:
+    before = NO_BROWSER.read_text() if NO_BROWSER.exists() else None
+    run = subprocess.run(
+        ["make", "--no-print-directory", "chromium", "NO_BROWSER=1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    try:
+        assert run.returncode == 0, run.stderr
+        assert "skipped (NO_BROWSER=1)" in run.stderr
+        assert NO_BROWSER.read_text().strip() == "make setup NO_BROWSER=1"
+    finally:  # leave the machine's own choice as it was
+        if before is None:
+            NO_BROWSER.unlink(missing_ok=True)
+        else:
+            NO_BROWSER.write_text(before)
