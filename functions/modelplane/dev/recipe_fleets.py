@@ -10,7 +10,9 @@ running platform: each InferenceCluster's status. This module derives that statu
 the InferenceCluster function publishes it: ``gpuPools`` from the pools' classes (the
 function's own :func:`modelplane.domain.cluster.gpu_pools`), the cache StorageClass of
 the cluster's cloud, the provider config named after the cluster, a gateway address and
-``Ready``. Only the address and the timestamps are made up (203.0.113.0/24 is a
+``Ready``; and the getting-started InferenceGateway ``default`` as it is once ready,
+which the recipes' ModelServices route through. Only the address and the timestamps
+are made up (203.0.113.0/24 is a
 documentation range), as in ``examples/getting-started/fleet/``.
 """
 
@@ -98,7 +100,28 @@ def fleet_files(folder: Path) -> dict[Path, str]:
         text = HEADER.format(name=name, file=file.name)
         body = yaml.safe_dump(observed(cluster, classes, index), sort_keys=False)
         out[folder / "fleet" / f"inference-cluster-{name}.yaml"] = text + body
-    return out
+    return {**out, **_gateway_file(folder, docs)}
+
+
+GATEWAY = ROOT / "examples" / "getting-started" / "fleet" / "inference-gateway.yaml"
+GATEWAY_HEADER = """\
+# OBSERVED STATE FOR OFFLINE RENDERING - not something a user applies.
+#
+# The recipes run on the platform of the getting-started tour: its InferenceGateway
+# default, which every ModelService routes through, as it looks once ready. A copy of
+# examples/getting-started/fleet/inference-gateway.yaml without its comments, written
+# by `python -m modelplane.dev.recipe_fleets`; do not edit by hand.
+"""
+
+
+def _gateway_file(folder: Path, docs: list[tuple[Path, Doc]]) -> dict[Path, str]:
+    """The getting-started gateway, when the recipe routes a ModelService and has none."""
+    kinds = {d["kind"] for _, d in docs}
+    if "ModelService" not in kinds or "InferenceGateway" in kinds:
+        return {}
+    gateway = yaml.safe_load(GATEWAY.read_text())
+    body = yaml.safe_dump(gateway, sort_keys=False)
+    return {folder / "fleet" / "inference-gateway.yaml": GATEWAY_HEADER + body}
 
 
 def recipe_folders(root: Path = RECIPES) -> list[Path]:
