@@ -493,9 +493,9 @@ def check(mutation: Mutation) -> list[str]:
         elif not _names_a_field(message, mutation.path):
             problems.append(f"Fatal names no field of {show(mutation.path)}: {message}")
         return problems
-    if mutation.family == "spec" and not _readable(mutation.xr):
-        if rsp.desired.composite.ready != fnv1.READY_FALSE:
-            problems.append("a spec the models reject is not vetoed Ready (ready=False)")
+    unreadable = mutation.family == "spec" and not _readable(mutation.xr)
+    if unreadable and rsp.desired.composite.ready != fnv1.READY_FALSE:
+        problems.append("a spec the models reject is not vetoed Ready (ready=False)")
     dropped = sorted(set(mutation.observed) - set(rsp.desired.resources))
     if dropped and not mutation.may_drop:
         problems.append(f"drops {len(dropped)} of {len(mutation.observed)} observed: {dropped}")
