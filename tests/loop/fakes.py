@@ -56,6 +56,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.loop.nodes import (
+    MEMBERSHIP_LABEL,
+    NodeState,
+    cluster_nodes,
+    collection_status,
+    matches,
+    members,
+)
+
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]
 """(group, kind, namespace, name): how the store names an object (the version aside)."""
@@ -340,6 +349,7 @@ class Report:
 
     status: Obj
     secrets: list[Obj] = field(default_factory=list)
+    members: list[Obj] | None = None  # an ObservedObjectCollection's members (None: not one)
 
 
 Reporter = Callable[["_World", Obj], Report]
@@ -355,11 +365,14 @@ class Providers:
 
     def __init__(self) -> None:
         self.installed: set[str] = set()
+        # What happened to workload-cluster nodes, by (InferenceCluster, node) (tests.loop.nodes).
+        self.nodes: dict[tuple[str, str], NodeState] = {}
 
     def clone(self) -> Providers:
         """Return a copy that remembers the same."""
         out = Providers()
         out.installed = set(self.installed)
+        out.nodes = dict(self.nodes)
         return out
 
     def observe(self, store: dict[Key, Obj], flaps: Mapping[Key, Flap]) -> None:
@@ -371,7 +384,7 @@ class Providers:
         """
         for _ in range(4):  # what one reports can depend on what another reported
             changed = False
-            world = _World(store, self.installed)
+            world = _World(store, self.installed, self.nodes)
             for key in sorted(store):
                 obj = store.get(key)
                 if obj is None or is_composite(obj) or not controller_uid(obj):
@@ -389,6 +402,8 @@ class Providers:
                 if updated != obj:
                     store[key] = updated
                     changed = True
+                if report.members is not None:
+                    changed |= _sync_members(store, obj, report.members)
                 for secret in report.secrets:
                     secret_key = key_of(secret)
                     if store.get(secret_key, {}).get("data") != secret["data"]:
@@ -420,6 +435,8 @@ def reporter_for(obj: Mapping[str, Any]) -> Reporter | None:
         return _release
     if group == KUBERNETES_GROUP and kind == "Object":
         return _object
+    if group == KUBERNETES_GROUP and kind == "ObservedObjectCollection":
+        return _collection
     if group == GATEWAY_GROUP:
         return _control_plane_gateway_api
     return None
@@ -436,9 +453,15 @@ def reports_ready(obj: Mapping[str, Any]) -> bool:
 class _World:
     """Read-only views of the store the reporters share."""
 
-    def __init__(self, store: Mapping[Key, Obj], installed: set[str]) -> None:
+    def __init__(
+        self,
+        store: Mapping[Key, Obj],
+        installed: set[str],
+        nodes: Mapping[tuple[str, str], NodeState] | None = None,
+    ) -> None:
         self.store = store
         self.installed = installed
+        self.nodes = nodes or {}
         self._clusters: dict[str, list[Obj]] | None = None
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Obj | None:
@@ -889,6 +912,43 @@ def _release(world: _World, obj: Obj) -> Report:
 
 
 # --- provider-kubernetes -------------------------------------------------------------------
+
+
+def _collection(world: _World, obj: Obj) -> Report:
+    """An ObservedObjectCollection: its members, over the cluster its InferenceCluster declares."""
+    _, problem = world.connect(obj, KUBERNETES_GROUP)
+    if problem:
+        return _unsynced(obj, problem)
+    name = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
+    cluster = world.get("modelplane.ai", "InferenceCluster", "", name)
+    if cluster is None:
+        return _unsynced(obj, f"cannot find the cluster of provider config {name}")
+    classes = {
+        str((c.get("metadata") or {}).get("name")): c.get("spec") or {}
+        for c in world.all()
+        if c.get("kind") == "InferenceClass"
+    }
+    nodes, slices = cluster_nodes(cluster, classes, world.nodes)
+    return Report(collection_status(), members=members(obj, matches(obj, nodes, slices)))
+
+
+def _sync_members(store: dict[Key, Obj], collection: Obj, wanted: list[Obj]) -> bool:
+    """Create or update the collection's members and prune the others; tell if any changed."""
+    meta = collection.get("metadata") or {}
+    label = {MEMBERSHIP_LABEL: str(meta.get("name", ""))}
+    namespace = str(meta.get("namespace") or "")
+    fresh = {key_of(m): m for m in wanted}
+    changed = False
+    for key, obj in list(store.items()):
+        mine = key[2] == namespace and key[1] == "Object" and _labels_match(obj, label)
+        if mine and key not in fresh:
+            del store[key]
+            changed = True
+    for key, member in fresh.items():
+        if store.get(key) != member:
+            store[key] = member
+            changed = True
+    return changed
 
 
 def _object(world: _World, obj: Obj) -> Report:
