@@ -11,6 +11,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from modelplane.domain import objects
 from modelplane.domain.workload import (
     DeviceRequest,
     Engine,
@@ -763,7 +764,9 @@ def test_objects_name_the_provider_config_and_follow_their_workload(
         readiness = spec["readiness"]
         if item.workload:
             assert readiness["policy"] == "DeriveFromCelQuery", item.key
-            assert '"Available"' in readiness["celQuery"], item.key
+            kind = item.resource["spec"]["forProvider"]["manifest"]["kind"]
+            assert readiness["celQuery"] == objects.workload_query(kind), item.key
+            assert '"Available"' not in readiness["celQuery"], item.key
         elif item.kind == "HTTPRoute":
             assert '"Accepted"' in readiness["celQuery"]
         else:

@@ -56,6 +56,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.domain import objects
+
 from tests.loop.nodes import (
     MEMBERSHIP_LABEL,
     NodeState,
@@ -1040,6 +1042,55 @@ _PARENTS_QUERY = re.compile(
 )
 
 
+def _number(obj: Mapping[str, Any], *path: str, default: int = 0) -> int:
+    for part in path[:-1]:
+        obj = obj.get(part) or {}
+    value = obj.get(path[-1])
+    return default if value is None else int(value)
+
+
+def _deployment_ready(applied: Mapping[str, Any]) -> bool:
+    """As ``kubectl rollout status`` judges a Deployment: current, updated, available."""
+    if "status" not in applied:
+        return False
+    generation = (applied.get("metadata") or {}).get("generation")
+    if generation is not None and _number(applied, "status", "observedGeneration") < generation:
+        return False
+    desired = _number(applied, "spec", "replicas", default=1)
+    updated = _number(applied, "status", "updatedReplicas")
+    return (
+        updated >= desired
+        and _number(applied, "status", "availableReplicas") >= desired
+        and _number(applied, "status", "replicas") <= updated
+    )
+
+
+def _groups_ready(applied: Mapping[str, Any]) -> bool:
+    """A LeaderWorkerSet serves when every desired group is ready and updated."""
+    desired = _number(applied, "spec", "replicas", default=1)
+    return (
+        "status" in applied
+        and _number(applied, "status", "readyReplicas") >= desired
+        and _number(applied, "status", "updatedReplicas") >= desired
+    )
+
+
+def _job_done(applied: Mapping[str, Any]) -> bool:
+    completions = _number(applied, "spec", "completions", default=1)
+    return "status" in applied and _number(applied, "status", "succeeded") >= completions
+
+
+_WORKLOAD_QUERIES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    " ".join(objects.workload_query(kind).split()): judge
+    for kind, judge in (
+        ("Deployment", _deployment_ready),
+        ("LeaderWorkerSet", _groups_ready),
+        ("Job", _job_done),
+    )
+}
+"""The workload queries our functions write (``objects.workload_query``), by what they mean."""
+
+
 def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
     """Evaluate the readiness CEL queries our functions write, as provider-kubernetes would.
 
@@ -1047,6 +1098,9 @@ def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
         ValueError: a query of another shape (teach the fake about it).
     """
     text = " ".join(query.split())
+    judge = _WORKLOAD_QUERIES.get(text)
+    if judge is not None:
+        return judge(applied)
     found = _CONDITION_QUERY.match(text)
     if found:
         return condition_is(applied, found["type"])
@@ -1126,7 +1180,7 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
         }
     if kind in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
         blocked = _pods_blocked(world, cluster, manifest)
-        return _replicated_status(kind, int(spec.get("replicas", 1)), blocked)
+        return _replicated_status(kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec))
     if kind == "Job":
         blocked = _pods_blocked(world, cluster, manifest)
         if blocked:
@@ -1166,12 +1220,26 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
     return None
 
 
-def _replicated_status(kind: str, replicas: int, blocked: list[str]) -> Obj:
+def _max_unavailable(spec: Mapping[str, Any]) -> int:
+    """A Deployment's ``rollingUpdate.maxUnavailable`` (an integer; the default is 25%)."""
+    rolling = (spec.get("strategy") or {}).get("rollingUpdate") or {}
+    value = rolling.get("maxUnavailable", 0)
+    return value if isinstance(value, int) else 0
+
+
+def _replicated_status(kind: str, replicas: int, blocked: list[str], max_unavailable: int) -> Obj:
+    """What the controllers report: counts of what runs, and conditions as Kubernetes sets them.
+
+    A Deployment is ``Available`` once ``replicas - maxUnavailable`` pods are: with one
+    replica and ``maxUnavailable: 1`` that holds while its only pod is Pending, as the
+    real deployment controller reports it.
+    """
     ready = 0 if blocked else replicas
+    minimum = ready >= replicas - max_unavailable if kind == "Deployment" else not blocked
     available = condition(
         "Available",
-        not blocked,
-        "MinimumReplicasAvailable" if not blocked else "MinimumReplicasUnavailable",
+        minimum,
+        "MinimumReplicasAvailable" if minimum else "MinimumReplicasUnavailable",
         "" if not blocked else "pods wait for " + ", ".join(blocked),
     )
     if kind == "LeaderWorkerSet":

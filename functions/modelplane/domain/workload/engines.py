@@ -35,7 +35,8 @@ class Readiness(StrEnum):
     CREATED = "Created"
     """Ready once it exists on the cluster."""
     AVAILABLE = "Available"
-    """Ready when its own ``Available`` condition is True: a workload that serves."""
+    """Ready when every desired pod (or group) runs, available and updated: a workload
+    that serves, read from its replica counts (:func:`modelplane.domain.objects.workload_query`)."""
     ACCEPTED = "Accepted"
     """Ready when a Gateway has accepted it: a route that carries traffic."""
 
