@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.compose import cluster_capacity
+from modelplane.dev import schemas
 
 from tests.compose.test_inference_cluster import CLASS, _cluster
 from tests.domain.test_observed_capacity import node as any_node
@@ -172,3 +174,12 @@ def test_an_observation_lost_drops_the_observed_entry_published_before() -> None
         xr_status["gpuPools"], cluster_capacity.Observation(None, "x")
     )
     assert entries == [{"name": "gpu-l4", "nodes": 3}]
+
+
+@pytest.mark.crank
+@pytest.mark.skipif(not schemas.available(), reason="schemas not fetched: tools/schemas/fetch.sh")
+def test_the_collections_validate_against_provider_kubernetes_crd() -> None:
+    rsp = run([], [])
+    docs = [kit.struct_to_dict(rsp.desired.resources[k].resource) for k in cluster_capacity.KEYS]
+    report = schemas.validate(docs)
+    assert report.ok, "\n".join(report.failures + report.missing) or report.output
