@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from modelplane.domain.scheduling.admission import OverCommit
 from modelplane.domain.scheduling.placement import (
     CacheUnresolved,
     ClusterDeselected,
@@ -30,6 +31,7 @@ from modelplane.domain.scheduling.placement import (
     NoPoolForEngine,
     NoPools,
     NoRoom,
+    NotAdmitted,
     NothingOffered,
     NotNeeded,
     NotReady,
@@ -45,6 +47,7 @@ from modelplane.domain.scheduling.placement import (
     SelectorMiss,
     Shortage,
     SyntheticOnly,
+    Unschedulable,
 )
 from modelplane.domain.taints import Taint
 from modelplane.domain.text import cut
@@ -195,10 +198,33 @@ def drop_reason(reason: DropReason) -> str:
             return f"no pool with room on its cluster fits new engine {engine}"
         case Overcommitted(engine, pool, needed, free):
             return f"engine {engine} now needs {needed} nodes of pool {pool}, which has {free} free"
+        case NotAdmitted(engine, over):
+            return f"engine {engine}: {overcommit(over)}"
+        case Unschedulable(message):
+            return f"its pods stayed unschedulable beyond the grace period: {message}"
         case ScaledDown():
             return "scaled down"
         case Duplicate(name):
             return f"{name} already holds its cluster and index"
+
+
+def overcommit(over: OverCommit) -> str:
+    """Say why a pool does not admit a replica: what it has, what is charged before it.
+
+    For example ``pool gpu on c1 is over-committed: it has 1 node (observed; fewer than
+    declared), replicas admitted before this one take 1, this one needs 1``.
+    """
+    has = f"{over.capacity} {'node' if over.capacity == 1 else 'nodes'}"
+    if over.observed:
+        has += " (observed; fewer than declared)"
+    if over.unit == "pods":
+        charged = f"pods admitted before this replica use {over.charged} of them"
+        needs = f"its {over.needed} {'pod finds' if over.needed == 1 else 'pods find'} no node"
+        needs += " with room for all it claims"
+    else:
+        charged = f"replicas admitted before this one take {over.charged}"
+        needs = f"this one needs {over.needed}"
+    return f"pool {over.pool} on {over.cluster} is over-committed: it has {has}, {charged}, {needs}"
 
 
 def hold(reason: Hold) -> str:

@@ -126,6 +126,55 @@ def pack(node: NodeShape, nodes: int, charged: Mapping[Demand, int]) -> Packing:
     return Packing(node, groups, unplaced)
 
 
+def pack_in_order(
+    node: NodeShape,
+    nodes: int,
+    admitted: Sequence[Mapping[Demand, int]],
+    later: Mapping[Demand, int] | None = None,
+) -> tuple[Packing, tuple[bool, ...]]:
+    """Place pods where they run, replica by replica in admission order, then new ones.
+
+    Running pods do not move: each replica's pods (``admitted``, in admission order) are
+    placed on what the replicas before it left, largest pod first, best fit, the way
+    they arrived. A replica whose pods do not all fit takes nothing: it is over-committed
+    (its pods count as unplaced). Only the ``later`` pods (new placements) are packed
+    together, on what is left.
+
+    Returns:
+        The packing, and whether each ``admitted`` entry fits.
+    """
+    free: dict[Vector, int] = {node.per_node: nodes} if nodes > 0 else {}
+    unplaced = 0
+    fits: list[bool] = []
+    for charged in admitted:
+        trial = dict(free)
+        missing = _place_all(node, trial, charged)
+        fits.append(missing == 0)
+        if missing:
+            unplaced += sum(n for n in charged.values() if n > 0)
+        else:
+            free = trial
+    if later:
+        unplaced += _place_all(node, free, later)
+    groups = tuple(sorted((v, n) for v, n in free.items() if n > 0))
+    return Packing(node, groups, unplaced), tuple(fits)
+
+
+def _place_all(node: NodeShape, free: dict[Vector, int], charged: Mapping[Demand, int]) -> int:
+    """Place pods largest first on ``free`` (changed in place); return how many found none."""
+    unplaced = 0
+    order = sorted(
+        ((d, n) for d, n in charged.items() if n > 0), key=lambda p: (-_size(p[0]), p[0])
+    )
+    for claimed, count in order:
+        need = node.vector(claimed)
+        if need is None or not any(need):
+            unplaced += count if need is None else 0
+            continue
+        unplaced += _place(free, need, count)
+    return unplaced
+
+
 def _place(free: dict[Vector, int], need: Vector, count: int) -> int:
     """Place ``count`` pods needing ``need`` on the nodes ``free``; return how many found none.
 
