@@ -13,9 +13,12 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.compose import cluster_capacity
+from modelplane.compose.model_deployment import fleet
 from modelplane.dev import schemas
+from modelplane.domain.scheduling.fleet import ObservedCapacity
 
 from tests.compose.test_inference_cluster import CLASS, _cluster
+from tests.compose.test_model_deployment import inference_cluster
 from tests.domain.test_observed_capacity import node as any_node
 from tests.domain.test_observed_capacity import slice_
 from tests.requests import conditions, request
@@ -183,3 +186,24 @@ def test_the_collections_validate_against_provider_kubernetes_crd() -> None:
     docs = [kit.struct_to_dict(rsp.desired.resources[k].resource) for k in cluster_capacity.KEYS]
     report = schemas.validate(docs)
     assert report.ok, "\n".join(report.failures + report.missing) or report.output
+
+
+def test_the_scheduler_reads_the_observed_nodes_and_charges_the_smaller() -> None:
+    cluster = inference_cluster("eks-a")
+    cluster["status"]["gpuPools"][0]["nodes"] = 3
+    plain = fleet.read_cluster(fleet.as_struct(cluster))
+    assert plain is not None
+    assert plain.pools[0].observed is None  # not observed: the declared size stands
+    assert plain.pools[0].usable_nodes == 3
+    cluster["status"]["gpuPools"][0]["observed"] = {"nodes": 1, "devices": []}
+    seen = fleet.read_cluster(fleet.as_struct(cluster))
+    assert seen is not None
+    assert seen.pools[0].observed == ObservedCapacity(1)
+    assert seen.pools[0].usable_nodes == 1
+
+
+def test_an_unreadable_observed_count_is_named() -> None:
+    cluster = inference_cluster("eks-a")
+    cluster["status"]["gpuPools"][0]["observed"] = {"nodes": -1}
+    with pytest.raises(fleet.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodes"):
+        fleet.read_cluster(fleet.as_struct(cluster))

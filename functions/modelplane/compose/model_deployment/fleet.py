@@ -61,6 +61,7 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
+    ObservedCapacity,
     PinnedEngine,
     Pool,
     PoolDevice,
@@ -633,12 +634,20 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
             nodes = _whole(pool, "nodes", 0)
             devices = _pool_devices(pool.get("devices", _EMPTY))
             capacity = _capacity(_text(pool, "capacity"))
+            observed = _observed(pool)
         except UnreadableError as exc:
             error = exc.within(f"gpuPools[{i}]")
             raise error from None
         if name:
-            pools.append(Pool(name, nodes, devices, capacity))
+            pools.append(Pool(name, nodes, devices, capacity, observed))
     return tuple(pools)
+
+
+def _observed(pool: Fields) -> ObservedCapacity | None:
+    """What the cluster shows of the pool (``observed``); None while it is not observed."""
+    if _value(pool, "observed", "struct_value") is None:
+        return None
+    return _at(pool, "observed", lambda seen: ObservedCapacity(_whole(seen, "nodes", 0)))
 
 
 def _capacity(text: str) -> Capacity:
