@@ -60,6 +60,7 @@ from modelplane.domain import objects
 
 from tests.loop.nodes import (
     MEMBERSHIP_LABEL,
+    POOL_LABEL,
     NodeState,
     cluster_nodes,
     collection_status,
@@ -543,6 +544,34 @@ class _World:
                 at_provider = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")
                 return dict(at_provider or manifest)
         return None
+
+    def pool_runs(self, cluster: str, pool: str) -> bool:
+        """Tell whether a node of ``pool`` on ``cluster`` exists and is Ready (pods run)."""
+        for ic in self.all():
+            if ic.get("kind") != "InferenceCluster" or group_of(ic) != "modelplane.ai":
+                continue
+            name = str((ic.get("metadata") or {}).get("name", ""))
+            config = self.get(KUBERNETES_GROUP, "ClusterProviderConfig", "", name)
+            if (
+                config is None
+                or self.cluster_of(
+                    {
+                        "spec": {
+                            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": name}
+                        }
+                    },
+                    KUBERNETES_GROUP,
+                )
+                != cluster
+            ):
+                continue  # fmt: skip
+            nodes, _ = cluster_nodes(ic, {}, self.nodes)
+            return any(
+                n["metadata"]["labels"].get(POOL_LABEL) == pool
+                and n["status"]["conditions"][0]["status"] == "True"
+                for n in nodes
+            )
+        return True  # a cluster no InferenceCluster declares: nothing known against it
 
     def installs(self, cluster: str, how: str, what: str) -> bool:
         """Tell whether a chart (``how="chart"``) or a Job's CRDs are installed on ``cluster``."""
@@ -1152,6 +1181,9 @@ def _pods_blocked(world: _World, cluster: str, manifest: Mapping[str, Any]) -> l
             found = world.applied(cluster, "PersistentVolumeClaim", namespace, str(claim))
             if found is None or (found.get("status") or {}).get("phase") != "Bound":
                 missing.append(f"PersistentVolumeClaim {namespace}/{claim}")
+        pool = (pod.get("nodeSelector") or {}).get(POOL_LABEL)
+        if pool and world.nodes and not world.pool_runs(cluster, str(pool)):
+            missing.append(f"a Ready node of pool {pool}")
         for claim in pod.get("resourceClaims") or ():
             template_name = claim.get("resourceClaimTemplateName")
             if (
@@ -1180,7 +1212,9 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
         }
     if kind in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
         blocked = _pods_blocked(world, cluster, manifest)
-        return _replicated_status(kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec))
+        return _replicated_status(
+            kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec)
+        )
     if kind == "Job":
         blocked = _pods_blocked(world, cluster, manifest)
         if blocked:

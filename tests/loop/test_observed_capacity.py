@@ -82,3 +82,47 @@ def test_lost_cordoned_and_tainted_nodes_leave_the_count(converged: Fleets) -> N
     plane.providers.nodes.clear()
     plane.converge(PASSES)
     assert _observed(plane, name)[pool["name"]]["nodes"] == count
+
+
+def _pools_of(plane: ControlPlane, replica: Any) -> set[str]:
+    spec = plane.get(replica)["spec"]
+    return {
+        str(m["nodePoolName"])
+        for e in spec.get("engines") or ()
+        for m in e.get("members") or ()
+        if m.get("nodePoolName")
+    }
+
+
+def test_a_replica_whose_pool_is_lost_is_replaced_make_before_break(converged: Fleets) -> None:
+    """Every node of a replica's pool lost: its pods stop, the cluster observes no usable
+    node, the pool is over-committed, and the replica moves where there is room; the old
+    one is gone once its replacement is Ready."""
+    plane = converged.get(FLEET).plane.clone()
+    replicas = sorted(k for k in plane.find("ModelReplica") if plane.ready(k))
+    assert replicas, plane.report()
+    replica = replicas[0]
+    cluster = str(get_path(plane.get(replica), "spec.clusterName"))
+    pools = _pools_of(plane, replica)
+    ic = _clusters(plane)[cluster]
+    for pool in get_path(ic, "spec.nodePools"):
+        if pool["name"] in pools:
+            for i in range(int(pool.get("nodeCount", 1))):
+                node = node_name(cluster, pool["name"], i)
+                plane.providers.nodes[(cluster, node)] = NodeState.LOST
+    deployment = plane.get(replica)["metadata"]["labels"]["modelplane.ai/deployment"]
+    records = plane.converge(PASSES * 2)
+    observed = _observed(plane, cluster)
+    assert all(observed[p]["nodes"] == 0 for p in pools), observed
+    now = [
+        k
+        for k in plane.find("ModelReplica", namespace=replica[2])
+        if plane.get(k)["metadata"]["labels"].get("modelplane.ai/deployment") == deployment
+    ]
+    placed = {k: str(get_path(plane.get(k), "spec.clusterName")) for k in now}
+    history = "\n".join(r.summary() for r in records)
+    assert replica not in now, f"the replica on the lost pool stays: {placed}\n{history}"
+    assert now, f"nothing replaced {replica[3]}:\n{plane.report()}"
+    assert all(plane.ready(k) for k in now), f"{placed}\n{plane.report()}"
+    for k in now:
+        assert not (placed[k] == cluster and _pools_of(plane, k) & pools), placed
