@@ -1120,7 +1120,9 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
         }
     if kind in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
         blocked = _pods_blocked(world, cluster, manifest)
-        return _replicated_status(kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec))
+        return _replicated_status(
+            kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec)
+        )
     if kind == "Job":
         blocked = _pods_blocked(world, cluster, manifest)
         if blocked:

@@ -894,6 +894,8 @@ def _pinned(engine: Fields) -> PinnedEngine:
             error = exc.within(f"members[{i}]")
             raise error from None
     copies = max(_whole(engine, "copies", 1), 1)
+    if any(_text(m, "role") == "Worker" for m in _objects(engine, "members")):
+        claimed = [(sharing.gang(d), n) for d, n in claimed]  # a node of its own each
     shared = sharing.pods((d, copies * n) for d, n in claimed)
     return PinnedEngine(_text(engine, "name"), pool, copies * pods, shared)
 

@@ -136,9 +136,7 @@ class Ledger:
             if not refused:
                 return []
             used = shared.nodes - shared.packing().empty_nodes
-            return [
-                (r, used, sum(shared.ranked[r].values())) for r in sorted(refused)
-            ]
+            return [(r, used, sum(shared.ranked[r].values())) for r in sorted(refused)]
         out: list[tuple[Rank, int, int]] = []
         admitted = 0
         capacity = self._nodes.get(key, 0)
@@ -197,7 +195,14 @@ class Ledger:
         packed = shared.packing()
         total = tuple(n * shared.nodes for n in shared.node.per_node)
         free = tuple(max(n, 0) for n in packed.free_devices)
-        return DeviceShortage(pool, shared.node.totals(free), shared.node.totals(total), pods)
+        roomiest = max((v for v, _ in packed.free), key=lambda v: (sum(v), v), default=())
+        return DeviceShortage(
+            pool,
+            shared.node.totals(free),
+            shared.node.totals(total),
+            pods,
+            shared.node.totals(roomiest) if any(roomiest) else (),
+        )
 
     def __iter__(self) -> Iterator[PoolKey]:
         """Iterate over every published pool, as ``(cluster, pool)``."""
