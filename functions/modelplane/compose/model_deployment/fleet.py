@@ -61,6 +61,7 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
+    ObservedCapacity,
     PinnedEngine,
     Pool,
     PoolDevice,
@@ -633,12 +634,28 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
             nodes = _whole(pool, "nodes", 0)
             devices = _pool_devices(pool.get("devices", _EMPTY))
             capacity = _capacity(_text(pool, "capacity"))
+            observed = _observed(pool)
         except UnreadableError as exc:
             error = exc.within(f"gpuPools[{i}]")
             raise error from None
         if name:
-            pools.append(Pool(name, nodes, devices, capacity))
+            pools.append(Pool(name, nodes, devices, capacity, observed))
     return tuple(pools)
+
+
+def _observed(pool: Fields) -> ObservedCapacity | None:
+    """A pool's ``observed`` capacity (what the cluster shows); None while unknown."""
+    found = _value(pool, "observed", "struct_value")
+    if found is None:
+        return None
+    fields = _fields_of(found)
+    try:
+        if _value(fields, "nodes", "number_value") is None:
+            return None
+        return ObservedCapacity(_whole(fields, "nodes", 0))
+    except UnreadableError as exc:
+        error = exc.within("observed")
+        raise error from None
 
 
 def _capacity(text: str) -> Capacity:

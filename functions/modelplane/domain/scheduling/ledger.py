@@ -147,6 +147,10 @@ class Ledger:
                 out.append((rank, admitted, nodes))
         return out
 
+    def declared(self, cluster: str, pool: str) -> int:
+        """Return a pool's declared node count (:meth:`nodes` is what it charges against)."""
+        return self._declared.get((cluster, pool), 0)
+
     def observed_below_declared(self, cluster: str, pool: str) -> bool:
         """Tell whether the pool has fewer usable nodes than it declares (it lost some)."""
         key = (cluster, pool)
