@@ -220,9 +220,9 @@ def _replace_owned(
     changed = False
     kept: set[str] = set()
     for manifest in desired:
-        old = before.get(str(manifest["metadata"]["name"]))
-        _stamp(manifest, world, old)
         replica = Replica(manifest, started=False)
+        old = before.get(replica.name)
+        _stamp(replica.manifest, world, old)
         kept.add(replica.name)
         if old is None:
             world.replicas[(replica.namespace, replica.name)] = replica
