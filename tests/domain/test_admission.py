@@ -44,21 +44,32 @@ from tests.domain.scheduler_kit import (
 )
 
 
-def _gpus(gpus: int, replicas: int = 1, name: str = "qwen", namespace: str = "ml-team") -> Deployment:
+def _gpus(
+    gpus: int, replicas: int = 1, name: str = "qwen", namespace: str = "ml-team"
+) -> Deployment:
     """A deployment of ``replicas`` replicas, each one pod claiming ``gpus`` GPUs."""
     member = standalone(request("gpu", gpus))
     return deployment(name, replicas, engine("qwen", member), namespace=namespace)
 
 
-def _pool(nodes: int, per_node: int = 1, capacity: Capacity = "Nodes", seen: int | None = None) -> Pool:
+def _pool(
+    nodes: int, per_node: int = 1, capacity: Capacity = "Nodes", seen: int | None = None
+) -> Pool:
     found = dataclasses.replace(pool("gpu", nodes, gpu(count=per_node)), capacity=capacity)
     if seen is not None:
         found = dataclasses.replace(found, observed=ObservedCapacity(seen))
     return found
 
 
-def _on(dep: str, cluster_: str, *, created: str, ready: bool = False, index: int = 0,
-        namespace: str = "ml-team") -> ExistingReplica:
+def _on(
+    dep: str,
+    cluster_: str,
+    *,
+    created: str,
+    ready: bool = False,
+    index: int = 0,
+    namespace: str = "ml-team",
+) -> ExistingReplica:
     replica = existing(dep, cluster_, index, {"qwen": ("gpu", 1)}, namespace=namespace)
     return dataclasses.replace(replica, created=created, ready=ready)
 
@@ -137,7 +148,8 @@ def test_a_ready_replica_on_an_over_committed_pool_is_kept_and_reported() -> Non
     )
     placement = run(_gpus(1, name="beta"), shrunk, ready=["beta-c1-0"])
     assert [(r.cluster, r.new) for r in placement.replicas] == [("c1", False)]
-    assert placement.moving == () and placement.dropped == ()
+    assert placement.moving == ()
+    assert placement.dropped == ()
     assert [(k.name, k.over.capacity, k.over.charged) for k in placement.overcommitted] == [
         ("beta-c1-0", 1, 1)
     ]
@@ -151,7 +163,8 @@ def test_no_room_anywhere_lets_a_pending_over_committed_replica_go_and_says_why(
         replicas=[_on("alpha", "c1", created=T1), _on("beta", "c1", created=T2)],
     )
     placement = run(_gpus(1, name="beta"), racing)
-    assert placement.replicas == () and placement.moving == ()
+    assert placement.replicas == ()
+    assert placement.moving == ()
     assert [(d.name, type(d.reason)) for d in placement.dropped] == [("beta-c1-0", NotAdmitted)]
     assert placement.short == 1
     assert [type(r).__name__ for p in placement.passed_over for r in p.reasons] == ["NoRoom"]
@@ -160,7 +173,10 @@ def test_no_room_anywhere_lets_a_pending_over_committed_replica_go_and_says_why(
 def test_a_ready_over_committed_replica_stays_even_with_no_room_elsewhere() -> None:
     racing = fleet(
         cluster("c1", _pool(1)),
-        replicas=[_on("alpha", "c1", created=T1, ready=True), _on("beta", "c1", created=T2, ready=True)],
+        replicas=[
+            _on("alpha", "c1", created=T1, ready=True),
+            _on("beta", "c1", created=T2, ready=True),
+        ],
     )
     placement = run(_gpus(1, name="beta"), racing, ready=["beta-c1-0"])
     assert [r.cluster for r in placement.replicas] == ["c1"]
@@ -175,12 +191,15 @@ def test_observed_capacity_below_declared_over_commits_the_pool() -> None:
     )
     placement = run(_gpus(1, name="beta"), lost)
     reason = placement.moving[0].reason
-    assert isinstance(reason, NotAdmitted) and reason.over.observed
+    assert isinstance(reason, NotAdmitted)
+    assert reason.over.observed
     assert "it has 1 node (observed; fewer than declared)" in explain.drop_reason(reason)
     assert [r.cluster for r in placement.replicas] == ["c2"]
 
 
-@pytest.mark.parametrize(("declared", "seen", "usable"), [(3, None, 3), (3, 2, 2), (2, 5, 2), (2, -1, 0)])
+@pytest.mark.parametrize(
+    ("declared", "seen", "usable"), [(3, None, 3), (3, 2, 2), (2, 5, 2), (2, -1, 0)]
+)
 def test_a_pool_charges_the_smaller_of_declared_and_observed(
     declared: int, seen: int | None, usable: int
 ) -> None:
@@ -191,8 +210,13 @@ def test_a_stuck_replica_moves_make_before_break() -> None:
     stuck = dataclasses.replace(
         _on("alpha", "c1", created=T1), stuck="0/1 nodes are available: 1 Insufficient gpu"
     )
-    placement = run(_gpus(1, name="alpha"), fleet(cluster("c1", _pool(2)), cluster("c2", _pool(1)), replicas=[stuck]))
-    assert placement.moving[0].reason == Unschedulable("0/1 nodes are available: 1 Insufficient gpu")
+    placement = run(
+        _gpus(1, name="alpha"),
+        fleet(cluster("c1", _pool(2)), cluster("c2", _pool(1)), replicas=[stuck]),
+    )
+    assert placement.moving[0].reason == Unschedulable(
+        "0/1 nodes are available: 1 Insufficient gpu"
+    )
     assert [(r.cluster, r.new) for r in placement.replicas] == [("c2", True)]
 
 
@@ -206,15 +230,20 @@ def test_devices_pool_admits_whole_replicas_in_order_where_earlier_pods_left_roo
     assert run(_gpus(3, name="alpha"), racing).moving == ()
     younger = run(_gpus(3, name="beta"), racing)
     reason = younger.moving[0].reason
-    assert isinstance(reason, NotAdmitted) and reason.over.unit == "pods"
+    assert isinstance(reason, NotAdmitted)
+    assert reason.over.unit == "pods"
     assert "its 1 pod finds no node with room for all it claims" in explain.drop_reason(reason)
     assert [r.cluster for r in younger.replicas] == ["c2"]
 
 
-def _dev(dep: str, cluster_: str, gpus: int, created: str, *, ready: bool = False) -> ExistingReplica:
-    pods = (((((NVIDIA, gpus),), 1),))
+def _dev(
+    dep: str, cluster_: str, gpus: int, created: str, *, ready: bool = False
+) -> ExistingReplica:
+    pods = ((((NVIDIA, gpus),), 1),)
     pinned = (PinnedEngine("qwen", "gpu", 1, pods),)
-    return ExistingReplica("ml-team", dep, cluster_, 0, pinned, f"{dep}-{cluster_}-0", created, ready)
+    return ExistingReplica(
+        "ml-team", dep, cluster_, 0, pinned, f"{dep}-{cluster_}-0", created, ready
+    )
 
 
 def test_running_pods_are_charged_where_they_run_not_repacked() -> None:
@@ -266,10 +295,16 @@ class _World:
             if not placed.new:
                 out.append(mine[(placed.cluster, placed.index)])
                 continue
-            pins = tuple(PinnedEngine(e.engine, e.pool, e.nodes, e.pods) for e in placed.engines or ())
+            pins = tuple(
+                PinnedEngine(e.engine, e.pool, e.nodes, e.pods) for e in placed.engines or ()
+            )
             name = f"{dep.name}-{placed.cluster}-{placed.index}"
             created = f"2026-12-01T10:{self.tick:02d}:00Z"
-            out.append(ExistingReplica(dep.namespace, dep.name, placed.cluster, placed.index, pins, name, created))
+            out.append(
+                ExistingReplica(
+                    dep.namespace, dep.name, placed.cluster, placed.index, pins, name, created
+                )
+            )
         return out
 
     def kube_scheduler(self) -> None:
@@ -293,11 +328,11 @@ class _World:
                 key = (replica.cluster, pinned.pool)
                 wants = [sum(c for _, c in d) for d, n in pinned.pods for _ in range(n)]
                 for gpus in wants or [1] * pinned.nodes:
-                    node = next((i for i, f in enumerate(trial[key]) if f >= gpus), None)
-                    if node is None:
+                    room = [i for i, f in enumerate(trial[key]) if f >= gpus]
+                    if not room:
                         break
-                    trial[key][node] -= gpus
-                    pods.append((key, node, gpus))
+                    trial[key][room[0]] -= gpus
+                    pods.append((key, room[0], gpus))
                 else:
                     continue
                 break
@@ -306,7 +341,9 @@ class _World:
                 free = trial
         self.replicas = [dataclasses.replace(r, ready=r.name in self.bound) for r in self.replicas]
 
-    def settle(self, deployments: Sequence[Deployment], order: Sequence[int], rounds: int = 12) -> int:
+    def settle(
+        self, deployments: Sequence[Deployment], order: Sequence[int], rounds: int = 12
+    ) -> int:
         """Run rounds until nothing changes; return how many it took."""
         for count in range(1, rounds + 1):
             before = list(self.replicas)
@@ -333,7 +370,9 @@ def _world(capacity: Capacity, per_node: int, sizes: dict[str, int]) -> _World:
 
 @pytest.mark.parametrize("capacity", ["Nodes", "Devices"])
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)], ids=["alpha-reconciled-first", "beta-first"])
-def test_two_deployments_racing_for_one_node_converge(capacity: Capacity, order: tuple[int, int]) -> None:
+def test_two_deployments_racing_for_one_node_converge(
+    capacity: Capacity, order: tuple[int, int]
+) -> None:
     gpus = 1 if capacity == "Nodes" else 3
     world = _world(capacity, 1 if capacity == "Nodes" else 4, {"c1": 1, "c2": 1})
     deps = [_gpus(gpus, name="alpha"), _gpus(gpus, name="beta")]
@@ -350,7 +389,8 @@ def test_a_burst_beyond_the_fleet_places_exactly_the_room(capacity: Capacity) ->
     world = _world(capacity, 1 if capacity == "Nodes" else 4, {"c1": 1, "c2": 2})
     deps = [_gpus(gpus, name=f"m{i}") for i in range(5)]
     world.settle(deps, range(5))
-    assert len(world.replicas) == 3 and all(r.ready for r in world.replicas)
+    assert len(world.replicas) == 3
+    assert all(r.ready for r in world.replicas)
     # The oldest (here: the names, created together) hold the room, the rest wait.
     assert sorted(r.deployment for r in world.replicas) == ["m0", "m1", "m2"]
     for dep in deps[3:]:

@@ -136,6 +136,37 @@ def test_topology(engine: Engine, kind: str, replicas: int, size: int | None) ->
         assert found["apiVersion"] == "apps/v1"
 
 
+ONE_PER_NODE = {
+    "labelSelector": {
+        "matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/group-key", "operator": "Exists"}]
+    },
+    "matchLabelKeys": ["leaderworkerset.sigs.k8s.io/group-key"],
+    "topologyKey": "kubernetes.io/hostname",
+}
+
+
+def test_a_gangs_pods_run_one_per_node() -> None:
+    found = workload(replica(gang(nodes=2)))
+    lwt = found["spec"]["leaderWorkerTemplate"]
+    for template in (lwt["leaderTemplate"], lwt["workerTemplate"]):
+        anti = template["spec"]["affinity"]["podAntiAffinity"]
+        assert anti["requiredDuringSchedulingIgnoredDuringExecution"] == [ONE_PER_NODE]
+    standalone = workload(replica(Engine("llm", (member(),))))
+    assert "affinity" not in standalone["spec"]["template"]["spec"]
+
+
+def test_a_gangs_own_anti_affinity_is_kept_beside_one_per_node() -> None:
+    theirs = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [theirs]}}
+    engine = Engine("llm", (member(Role.LEADER, affinity=affinity), member(Role.WORKER, nodes=1)))
+    lwt = workload(replica(engine))["spec"]["leaderWorkerTemplate"]
+    required = lwt["leaderTemplate"]["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert required == [theirs, ONE_PER_NODE]
+    assert affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [theirs]
+
+
 def test_every_engine_gets_its_own_workload_and_service() -> None:
     found = inner(replica(Engine("chat", (member(),)), gang("code", nodes=2)))
     assert found["engine-chat-workload"]["kind"] == "Deployment"

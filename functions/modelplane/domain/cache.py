@@ -480,6 +480,4 @@ def _job(cache: Cache, cluster: CacheCluster, provider: ProviderConfig) -> Compo
             },
         },
     }  # fmt: skip
-    return _composed(
-        cache, cluster, provider, Step.HYDRATE, manifest, ready_when=job_query()
-    )
+    return _composed(cache, cluster, provider, Step.HYDRATE, manifest, ready_when=job_query())

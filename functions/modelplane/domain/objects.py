@@ -72,9 +72,7 @@ def leader_worker_set_query() -> str:
 
 def job_query() -> str:
     """Return the readiness query of a Job: its pods succeeded as many times as it asks."""
-    return (
-        f"has(object.status) && {_count('status.succeeded')} >= {_count('spec.completions', 1)}"
-    )
+    return f"has(object.status) && {_count('status.succeeded')} >= {_count('spec.completions', 1)}"
 
 
 def workload_query(kind: str) -> str:

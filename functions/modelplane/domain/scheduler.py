@@ -260,7 +260,9 @@ class _Run:
             selected=sum(1 for c in self.clusters.values() if self._not_selected(c) is None),
             pools=pools,
             moving=moving,
-            overcommitted=tuple(sorted(self.kept_overcommitted, key=lambda k: (k.cluster, k.index))),
+            overcommitted=tuple(
+                sorted(self.kept_overcommitted, key=lambda k: (k.cluster, k.index))
+            ),
         )
 
     def _split(
@@ -360,23 +362,18 @@ class _Run:
         """
         ledger = Ledger(self.clusters.values())
         for replica in (*self.others, *own):
-            for engine in replica.engines:
-                ledger.charge(replica.cluster, engine.pool, engine.nodes, engine.pods, rank(replica))
-        mine = {rank(r): r for r in own}
-        pools = sorted({(r.cluster, e.pool) for r in own for e in r.engines})
-        refused: dict[Rank, NotAdmitted | Unschedulable] = {}
-        for cluster, pool in pools:
-            for found, charged, needed in ledger.overcommitted(cluster, pool):
-                replica = mine.get(found)
-                if replica is None or found in refused:
-                    continue
-                engine = next((e.name for e in replica.engines if e.pool == pool), "")
-                unit = "pods" if ledger.shares(cluster, pool) else "nodes"
-                over = OverCommit(
-                    cluster, pool, ledger.nodes(cluster, pool), charged, needed, unit,
-                    ledger.observed_below_declared(cluster, pool),
+            for pinned in replica.engines:
+                ledger.charge(
+                    replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank(replica)
                 )
-                refused[found] = NotAdmitted(engine, over)
+        mine = {rank(r): r for r in own}
+        refused: dict[Rank, NotAdmitted | Unschedulable] = {}
+        for cluster, pool in sorted({(r.cluster, e.pool) for r in own for e in r.engines}):
+            for found, charged, needed in ledger.overcommitted(cluster, pool):
+                candidate = mine.get(found)
+                if candidate is not None and found not in refused:
+                    over = _over(ledger, cluster, pool, charged, needed)
+                    refused[found] = NotAdmitted(candidate.engine_on(pool), over)
         for found, replica in mine.items():
             if replica.stuck and found not in refused:
                 refused[found] = Unschedulable(replica.stuck)
@@ -451,9 +448,7 @@ class _Run:
         # Pods that stayed unschedulable on a cluster tell what its pools declare is
         # not what it runs: a replacement goes elsewhere.
         stuck = {r.cluster for r, why in self.moving if isinstance(why, Unschedulable)}
-        heap = [
-            (counts[c], c) for c in self.clusters if c not in stuck and not self._ineligible(c)
-        ]
+        heap = [(counts[c], c) for c in self.clusters if c not in stuck and not self._ineligible(c)]
         heapq.heapify(heap)
         while len(self.kept) < wanted and heap:
             count, name = heapq.heappop(heap)
@@ -662,6 +657,13 @@ class _Run:
     ) -> None:
         for pool, nodes, pods in charges:
             self.ledger.charge(cluster, pool, sign * nodes, pods, order)
+
+
+def _over(ledger: Ledger, cluster: str, pool: str, charged: int, needed: int) -> OverCommit:
+    """What an over-committed pool has and what is charged there, for the reason."""
+    unit = "pods" if ledger.shares(cluster, pool) else "nodes"
+    lost = ledger.observed_below_declared(cluster, pool)
+    return OverCommit(cluster, pool, ledger.nodes(cluster, pool), charged, needed, unit, lost)
 
 
 def _by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:

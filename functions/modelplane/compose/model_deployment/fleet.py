@@ -644,10 +644,18 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
 
 
 def _observed(pool: Fields) -> ObservedCapacity | None:
-    """What the cluster shows of the pool (``observed``); None while it is not observed."""
-    if _value(pool, "observed", "struct_value") is None:
+    """A pool's ``observed`` capacity (what the cluster shows); None while unknown."""
+    found = _value(pool, "observed", "struct_value")
+    if found is None:
         return None
-    return _at(pool, "observed", lambda seen: ObservedCapacity(_whole(seen, "nodes", 0)))
+    fields = _fields_of(found)
+    try:
+        if _value(fields, "nodes", "number_value") is None:
+            return None
+        return ObservedCapacity(_whole(fields, "nodes", 0))
+    except UnreadableError as exc:
+        error = exc.within("observed")
+        raise error from None
 
 
 def _capacity(text: str) -> Capacity:
@@ -903,6 +911,8 @@ def _pinned(engine: Fields) -> PinnedEngine:
             error = exc.within(f"members[{i}]")
             raise error from None
     copies = max(_whole(engine, "copies", 1), 1)
+    if any(_text(m, "role") == "Worker" for m in _objects(engine, "members")):
+        claimed = [(sharing.gang(d), n) for d, n in claimed]  # a node of its own each
     shared = sharing.pods((d, copies * n) for d, n in claimed)
     return PinnedEngine(_text(engine, "name"), pool, copies * pods, shared)
 

@@ -89,6 +89,8 @@ def scheduled_condition(
     if placed >= wanted:
         return False, _moving_reason(placement), cap(f"{head}; {moving}")
     tail = f"; {moving}" if moving else ""
+    if placement.overcommitted:
+        tail += f"; {_kept_text(placement)}"
     if placement.selected == 0:
         text = f"{head}: no InferenceCluster {_selector_text(deployment)}{tail}"
         return False, "NoClusters", cap(text)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.admission import OverCommit
+from modelplane.domain.scheduling.fleet import Demand
 from modelplane.domain.scheduling.placement import (
     CacheUnresolved,
     ClusterDeselected,
@@ -160,12 +162,32 @@ def _shortage(shortage: Shortage | DeviceShortage) -> str:
         return f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
     have = dict(shortage.devices)
     free = ", ".join(f"{n} of {have[c]} {c}" for c, n in shortage.free) or "no devices"
-    pods = "; ".join(
-        f"{n} {'pod' if n == 1 else 'pods'} of {' + '.join(f'{k} {c}' for c, k in claimed)}"
-        for claimed, n in shortage.needed
-    )
+    pods = "; ".join(_pods(claimed, n) for claimed, n in shortage.needed)
     each = "on one node" if sum(n for _, n in shortage.needed) == 1 else "each on one node"
-    return f"pool {shortage.pool} has {free} free, needs {pods} {each}"
+    text = f"pool {shortage.pool} has {free} free, needs {pods} {each}"
+    return text + _fragmented(shortage)
+
+
+def _fragmented(shortage: DeviceShortage) -> str:
+    """When enough devices are free in all but no node has them together, say so."""
+    free = dict(shortage.free)
+    wanted: dict[str, int] = {}
+    for claimed, n in shortage.needed:
+        for c, k in sharing.claimed_devices(claimed):
+            wanted[c] = wanted.get(c, 0) + k * n
+    if not wanted or any(free.get(c, 0) < k for c, k in wanted.items()):
+        return ""
+    most = ", ".join(f"{n} {c}" for c, n in shortage.roomiest if n) or "no devices"
+    return (
+        f": enough are free in all, but spread over nodes (at most {most} on one node); "
+        "a node frees up when the pods on it go, or add nodes to the pool"
+    )
+
+
+def _pods(claimed: Demand, n: int) -> str:
+    devices = " + ".join(f"{k} {c}" for c, k in sharing.claimed_devices(claimed))
+    text = f"{n} {'pod' if n == 1 else 'pods'} of {devices}"
+    return f"{text}, a node of its own (gang)" if sharing.is_gang(claimed) else text
 
 
 def _misses(misses: Sequence[PoolMiss]) -> str:

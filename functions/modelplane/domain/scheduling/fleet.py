@@ -214,6 +214,10 @@ class ExistingReplica:
         """Return the pool an engine of this replica is pinned to, if it has one."""
         return next((e.pool for e in self.engines if e.name == engine), None)
 
+    def engine_on(self, pool: str) -> str:
+        """Return the (first) engine of this replica pinned to ``pool``, or ""."""
+        return next((e.name for e in self.engines if e.pool == pool), "")
+
 
 @dataclass(frozen=True)
 class Fleet:

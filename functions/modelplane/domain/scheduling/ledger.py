@@ -136,9 +136,7 @@ class Ledger:
             if not refused:
                 return []
             used = shared.nodes - shared.packing().empty_nodes
-            return [
-                (r, used, sum(shared.ranked[r].values())) for r in sorted(refused)
-            ]
+            return [(r, used, sum(shared.ranked[r].values())) for r in sorted(refused)]
         out: list[tuple[Rank, int, int]] = []
         admitted = 0
         capacity = self._nodes.get(key, 0)
@@ -148,6 +146,10 @@ class Ledger:
             else:
                 out.append((rank, admitted, nodes))
         return out
+
+    def declared(self, cluster: str, pool: str) -> int:
+        """Return a pool's declared node count (:meth:`nodes` is what it charges against)."""
+        return self._declared.get((cluster, pool), 0)
 
     def observed_below_declared(self, cluster: str, pool: str) -> bool:
         """Tell whether the pool has fewer usable nodes than it declares (it lost some)."""
@@ -197,7 +199,14 @@ class Ledger:
         packed = shared.packing()
         total = tuple(n * shared.nodes for n in shared.node.per_node)
         free = tuple(max(n, 0) for n in packed.free_devices)
-        return DeviceShortage(pool, shared.node.totals(free), shared.node.totals(total), pods)
+        roomiest = max((v for v, _ in packed.free), key=lambda v: (sum(v), v), default=())
+        return DeviceShortage(
+            pool,
+            shared.node.totals(free),
+            shared.node.totals(total),
+            pods,
+            shared.node.totals(roomiest) if any(roomiest) else (),
+        )
 
     def __iter__(self) -> Iterator[PoolKey]:
         """Iterate over every published pool, as ``(cluster, pool)``."""

@@ -82,12 +82,15 @@ class DeviceShortage:
         free: Free devices per DeviceClass, over the whole pool.
         devices: Devices per DeviceClass, over the whole pool.
         needed: The replica's pods on this pool: ``(what one pod claims, how many)``.
+        roomiest: The most devices free on any one node (per class, of the node with the
+            most free), which tells fragmentation apart from a full pool.
     """
 
     pool: str
     free: tuple[tuple[str, int], ...]
     devices: tuple[tuple[str, int], ...]
     needed: tuple[tuple[tuple[tuple[str, int], ...], int], ...]
+    roomiest: tuple[tuple[str, int], ...] = ()
 
 
 # --- why a cluster was passed over ----------------------------------------------------

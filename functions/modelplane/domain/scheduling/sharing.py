@@ -24,6 +24,12 @@ from modelplane.domain.scheduling.fleet import Demand, Pods, PoolDevice
 
 Vector = tuple[int, ...]  # devices per class, in :attr:`NodeShape.classes` order
 
+GANG = "gang.modelplane.ai/pod"
+"""A mark in what a gang's pod claims: it takes a node of its own (docs: a gang's worker
+pods run one per node, and its Leader needs a node too), so no two of a gang's pods,
+nor any other pod, share its node. The workload composes the gang's pods with a pod
+anti-affinity to match. Not a DeviceClass: no node offers it."""
+
 
 @dataclass(frozen=True)
 class NodeShape:
@@ -33,10 +39,17 @@ class NodeShape:
     per_node: Vector
 
     def vector(self, demand: Demand) -> Vector | None:
-        """What a pod claims, as a vector; None when it claims a class no node offers."""
+        """What a pod claims, as a vector; None when it claims a class no node offers.
+
+        A gang's pod (marked :data:`GANG`) takes every device of its node.
+        """
         counts = dict(demand)
+        whole = counts.pop(GANG, 0) > 0
         if any(c not in self.classes for c in counts):
             return None
+        if whole:
+            pairs = zip(self.classes, self.per_node, strict=True)
+            return self.per_node if all(counts.get(c, 0) <= n for c, n in pairs) else None
         return tuple(counts.get(c, 0) for c in self.classes)
 
     def totals(self, vector: Vector) -> tuple[tuple[str, int], ...]:
@@ -61,6 +74,23 @@ def demand(claims: Iterable[tuple[str, int]]) -> Demand:
         if count > 0:
             per_class[device_class] += count
     return tuple(sorted(per_class.items()))
+
+
+def gang(claimed: Demand) -> Demand:
+    """What a gang's pod claims, marked so that it takes a node of its own (:data:`GANG`)."""
+    if not claimed or any(c == GANG for c, _ in claimed):
+        return claimed
+    return tuple(sorted((*claimed, (GANG, 1))))
+
+
+def claimed_devices(claimed: Demand) -> Demand:
+    """What a pod claims, without the gang mark (for messages)."""
+    return tuple((c, n) for c, n in claimed if c != GANG)
+
+
+def is_gang(claimed: Demand) -> bool:
+    """Tell whether a pod is a gang's (it takes a node of its own)."""
+    return any(c == GANG for c, _ in claimed)
 
 
 def pods(entries: Iterable[tuple[Demand, int]]) -> Pods:
