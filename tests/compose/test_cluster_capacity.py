@@ -193,11 +193,13 @@ def test_the_scheduler_reads_the_observed_nodes_and_charges_the_smaller() -> Non
     cluster["status"]["gpuPools"][0]["nodes"] = 3
     plain = fleet.read_cluster(fleet.as_struct(cluster))
     assert plain is not None
+    assert plain.pools is not None
     assert plain.pools[0].observed is None  # not observed: the declared size stands
     assert plain.pools[0].usable_nodes == 3
     cluster["status"]["gpuPools"][0]["observed"] = {"nodes": 1, "devices": []}
     seen = fleet.read_cluster(fleet.as_struct(cluster))
     assert seen is not None
+    assert seen.pools is not None
     assert seen.pools[0].observed == ObservedCapacity(1)
     assert seen.pools[0].usable_nodes == 1
 
