@@ -37,7 +37,6 @@ MEMBERSHIP_LABEL = "kubernetes.crossplane.io/owned-by-collection"
 """The label provider-kubernetes puts on each member Object of a collection."""
 OBSERVES_LABEL = "modelplane.ai/observes-cluster"
 """On each member Object: the InferenceCluster it observes (for kubectl get -l)."""
-COLLECTION = "ObservedObjectCollection"
 NODES, SLICES = "observe-nodes", "observe-resource-slices"
 _WATCHED: Mapping[str, tuple[str, str, dict[str, Any]]] = {
     # key: (apiVersion, kind, selector) of what the collection observes
@@ -73,7 +72,7 @@ def compose_collections(rsp: fnv1.RunFunctionResponse, cluster: str) -> None:
     for key, (api_version, kind, selector) in _WATCHED.items():
         manifest = {
             "apiVersion": api.KUBERNETES_OBJECT,
-            "kind": COLLECTION,
+            "kind": "ObservedObjectCollection",
             "metadata": {"name": collection_name(cluster, key), "namespace": NAMESPACE},
             "spec": {
                 "providerConfigRef": {"kind": "ClusterProviderConfig", "name": cluster},
