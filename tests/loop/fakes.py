@@ -966,11 +966,19 @@ def _gpu_pool(manifest: Mapping[str, Any]) -> str | None:
 
 
 def _gpu_pods(manifest: Mapping[str, Any]) -> int:
+    """The workload's pods that claim devices (each takes a node)."""
     spec = manifest.get("spec") or {}
     copies = int(spec.get("replicas", 1))
-    if manifest.get("kind") == "LeaderWorkerSet":
-        return copies * int((spec.get("leaderWorkerTemplate") or {}).get("size", 1))
-    return copies
+    if manifest.get("kind") != "LeaderWorkerSet":
+        return copies
+    lwt = spec.get("leaderWorkerTemplate") or {}
+    workers = int(lwt.get("size", 1)) - 1
+    per_group = sum(
+        n
+        for template, n in ((lwt.get("leaderTemplate"), 1), (lwt.get("workerTemplate"), workers))
+        if ((template or {}).get("spec") or {}).get("resourceClaims")
+    )
+    return copies * per_group
 
 
 def _pool_nodes(world: _World, obj: Obj, pool: str) -> int | None:
@@ -984,6 +992,8 @@ def _pool_nodes(world: _World, obj: Obj, pool: str) -> int | None:
             continue
         for entry in status.get("gpuPools") or ():
             if entry.get("name") == pool:
+                if entry.get("capacity") == "Devices":
+                    return None  # pods share nodes: not modelled here
                 observed = (entry.get("observed") or {}).get("nodes")
                 return int(observed if observed is not None else entry.get("nodes", 0))
     return None
