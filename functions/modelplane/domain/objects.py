@@ -29,14 +29,19 @@ def condition_query(condition: str) -> str:
 
 
 def _count(path: str, default: int = 0) -> str:
-    """A CEL expression for an integer field of the object, ``default`` when unset."""
-    return f"(has(object.{path}) ? object.{path} : {default})"
+    """A CEL expression for an integer field of the object, ``default`` when unset.
+
+    provider-kubernetes hands the object to CEL decoded from JSON, so its numbers are
+    doubles while literals are ints; ``double()`` makes every comparison one of doubles,
+    whatever the CEL version's rules for mixed numeric types.
+    """
+    return f"double(has(object.{path}) ? object.{path} : {default})"
 
 
 _GENERATION_SEEN = (
     "(!has(object.metadata.generation) || "
     "(has(object.status.observedGeneration) && "
-    "object.status.observedGeneration >= object.metadata.generation))"
+    "double(object.status.observedGeneration) >= double(object.metadata.generation)))"
 )
 
 

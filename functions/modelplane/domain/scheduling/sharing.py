@@ -12,6 +12,11 @@ answer depends only on which pods there are, never on the order they were charge
 charging and releasing in any order gives the same free nodes, and the scheduler stays a
 pure function of its inputs. Nodes with the same devices free are one group, so a pool of
 a thousand identical nodes packs as fast as a pool of one.
+
+:func:`pack_in_order` places running pods where they are instead: replica by replica in
+admission order (a total order every reconcile computes the same way, see
+:mod:`.admission`), each where the earlier ones left room; only new pods are packed
+together, on what is left. A gang's pods (marked :data:`GANG`) take a node each.
 """
 
 from __future__ import annotations
