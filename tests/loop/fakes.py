@@ -61,7 +61,6 @@ from modelplane.domain.api import POOL_LABEL
 
 from tests.loop.nodes import (
     MEMBERSHIP_LABEL,
-    POOL_LABEL,
     NodeState,
     cluster_nodes,
     collection_status,
