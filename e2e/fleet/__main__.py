@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from e2e.__main__ import run_all, wanted_scenarios
+from e2e.fleet import capacity_scenarios as capacity
 from e2e.fleet import scenarios as fleet
 from e2e.kube import Kube
 from e2e.scenarios import Scenario
@@ -63,6 +64,32 @@ SCENARIOS = (
         fleet.cluster_lost,  # type: ignore[arg-type]
         ("deploy",),
     ),
+    Scenario(
+        "capacity-burst",
+        "several ModelDeployments in one kubectl apply against room for fewer: exactly the room "
+        "placed and Running, the rest InsufficientCapacity, no GPU pod Pending",
+        capacity.burst,  # type: ignore[arg-type]
+    ),
+    Scenario(
+        "capacity-node-lost",
+        "the GPU node under a replica deleted from its workload cluster: the replica is "
+        "replaced where there is room",
+        capacity.node_lost,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
+    Scenario(
+        "capacity-cordon",
+        "a free node cordoned: nothing new lands there until it is uncordoned",
+        capacity.cordon,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
+    Scenario(
+        "capacity-shrink",
+        "a pool's declared nodeCount lowered under its running replica: it keeps running, "
+        "nothing new lands there",
+        capacity.shrink,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
 )
 
 
@@ -101,6 +128,7 @@ def main() -> int:
             f"selectors: {ctx.stats['selector_disagreements']} disagreements between our CEL "
             f"and kube-scheduler in {ctx.stats['selector_probes']} probes"
         )
+    capacity.summary(ctx)
     return outcome.summary()
 
 

@@ -312,7 +312,13 @@ def _inference_cluster_resources() -> list[Doc]:
 def test_the_inference_cluster_s_provider_configs_and_cluster_usage_validate() -> None:
     composed = _inference_cluster_resources()
     kinds = sorted({d["kind"] for d in composed})
-    assert kinds == ["ClusterProviderConfig", "ClusterUsage", "GKECluster", "ServingStack"]
+    assert kinds == [
+        "ClusterProviderConfig",
+        "ClusterUsage",
+        "GKECluster",
+        "ObservedObjectCollection",  # validated in tests/compose/test_cluster_capacity.py
+        "ServingStack",
+    ]
     # provider-kubernetes' ClusterProviderConfig has provider-helm's spec schema, field for
     # field; its CRD is not among the offline schemas.
     checked = [

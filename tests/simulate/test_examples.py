@@ -55,14 +55,31 @@ def _project(step: dict[str, Any]) -> dict[str, Any]:
             for s in nodes["shortfalls"]
         ],
         "pools": _pools(nodes),
+    } | _overcommitted(nodes)
+
+
+def _overcommitted(mode: dict[str, Any]) -> dict[str, Any]:
+    """Pools that do not admit all they run, with whom (as ``cluster/index``), if any."""
+    where = {
+        r["name"]: f"{r['cluster']}/{r['index']}"
+        for d in mode["deployments"]
+        for r in d["replicas"]
     }
+    found = {
+        f"{p['cluster']}/{p['pool']}": [where.get(n, n) for n in p["overcommitted"]]
+        for p in mode["pools"]
+        if p.get("overcommitted")
+    }
+    return {"overcommitted": found} if found else {}
 
 
 def _pools(mode: dict[str, Any]) -> dict[str, str]:
-    """Pools as ``used/nodes``, and where pods share nodes ``(claimed/devices devices)``."""
+    """Pools as ``used/nodes``, and where pods share nodes ``(claimed/devices devices)``;
+    a pool that observes fewer nodes than it declares adds ``(N declared)``."""
     return {
         f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}"
         + (f" ({p['devicesUsed']}/{p['devices']} devices)" if p["capacity"] == "Devices" else "")
+        + (f" ({p['declared']} declared)" if p.get("declared") else "")
         for p in mode["pools"]
     }
 

@@ -724,7 +724,7 @@ def _inference_extension(stack: Stack) -> list[Step]:
             f"the Inference Extension CRDs {version}",
             wrap(
                 _object_name(stack, _INFERENCE_EXTENSION_KEY), stack.namespace,
-                stack.provider_config, job, ready_when=objects.condition_query("Complete"),
+                stack.provider_config, job, ready_when=objects.job_query(),
             ),
             (_NAMESPACE_KEY, *(key for key, _ in rbac)),
         )
