@@ -439,7 +439,7 @@ def serve_workers(
     """
     _check_port(address)
     # Removed by this process only (a TemporaryDirectory's finalizer could run elsewhere).
-    verdicts = Path(tempfile.mkdtemp(prefix="modelplane-verdicts-"))
+    verdicts = server.private_folder("modelplane-verdicts-")
     pool = server.ComputePool(sorted(composers), workers, verdicts=verdicts, debug=debug)
     try:
         try:

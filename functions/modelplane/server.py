@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import importlib
 import itertools
@@ -27,6 +28,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -277,10 +279,13 @@ def failed_in(tb: TracebackType | None) -> str:
 class DiskVerdicts:
     """Verdicts of costly selectors shared by one server's worker processes.
 
-    A selector near the cost limit may take its whole evaluation budget on a device;
-    with this store each (selector, device) is evaluated once by the whole server, not
-    once per worker. One small JSON file per verdict in a folder the supervisor creates
-    and removes; written whole then renamed, so a reader sees a verdict or nothing.
+    A selector near the cost limit may take a second of CPU on a device (its work limit,
+    ``cel.WORK_LIMIT``); with this store each (selector, device) is evaluated once by the
+    whole server, not once per worker: a lookup takes some 30 us (benches/bench_verdicts.py).
+    Every verdict is decided by cost and work counts alone, so any process may reuse it.
+    One small JSON file per verdict, named by the digest of (selector, device content),
+    in a folder the supervisor creates private to its user (0700; files 0600) and
+    removes; written whole then renamed, so a reader sees a verdict or nothing.
     """
 
     MAX_WRITES = 65_536
@@ -297,26 +302,43 @@ class DiskVerdicts:
             data = json.loads((self.folder / key).read_text())
         except (OSError, ValueError):
             return None
-        matched, error, cost = data.get("matched"), data.get("error"), data.get("cost")
+        if not isinstance(data, dict):
+            return None
+        matched, error = data.get("matched"), data.get("error")
         if not isinstance(matched, bool) or not isinstance(error, (str, type(None))):
             return None
-        return cel.Verdict(matched, error, cost if isinstance(cost, int) else None)
+        cost, work = data.get("cost"), data.get("work")
+        return cel.Verdict(
+            matched,
+            error,
+            cost if isinstance(cost, int) else None,
+            over_limit=data.get("over_limit") is True,
+            over_work=data.get("over_work") is True,
+            work=work if isinstance(work, int) else 0,
+        )
 
     def put(self, key: str, verdict: cel.Verdict) -> None:
         """Keep ``verdict`` (best effort: a full disk only costs re-evaluation)."""
         if self._writes >= self.MAX_WRITES:
             return
         self._writes += 1
-        text = json.dumps(
-            {"matched": verdict.matched, "error": verdict.error, "cost": verdict.cost}
-        )
+        text = json.dumps(dataclasses.asdict(verdict), sort_keys=True)
         partial = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}"
         try:
-            partial.write_text(text)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
             partial.replace(self.folder / key)
         except OSError:
             with contextlib.suppress(OSError):
                 partial.unlink()
+
+
+def private_folder(prefix: str) -> Path:
+    """A new folder only this user can enter (0700, whatever the umask)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o700)
+    return folder
 
 
 # --- compute processes --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterGone,
     ClusterReason,
     ConflictMiss,
+    CostlySelector,
     CountMiss,
     DeviceShortage,
     DropReason,
@@ -204,6 +205,9 @@ def drop_reason(reason: DropReason) -> str:
 def hold(reason: Hold) -> str:
     """Say why nothing new is placed."""
     match reason:
+        case CostlySelector(engine, role, request, expression, error):
+            text = " ".join(expression.split())
+            return f"engine {engine} {role} device {request}: selector {text!r} {error}"
         case InvalidSelector(engine, role, request, expression, error):
             text = " ".join(expression.split())
             return f"engine {engine} {role} device {request}: selector {text!r} is invalid: {error}"
