@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
@@ -355,8 +355,16 @@ WORKER_STARTUP_SECONDS = 120.0
 WORKER_STOP_SECONDS = 30.0
 """How long a stopping compute process may take to finish what it composes."""
 RESTARTS_PER_MINUTE = 5
-"""A compute process that dies is replaced; more deaths than this in a minute are
-reported as the pool failing (calls then answer UNAVAILABLE until one starts)."""
+"""A compute process that dies is replaced, after a back-off that doubles with each
+death in the last minute (:data:`RESTART_BACKOFF_SECONDS`); one more death than this in
+a minute and the server stops with a non-zero exit (:attr:`ComputePool.failure`), so
+that Kubernetes restarts the pod with its own back-off and its restart count shows the
+problem, rather than a pod that listens, looks healthy and answers every call
+UNAVAILABLE."""
+RESTART_BACKOFF_SECONDS = (0.0, 0.5, 1.0, 2.0, 4.0)
+"""The wait before starting a worker to replace the first, second, ... death of the
+last minute: the first is replaced at once, a crash loop is slowed down."""
+CRASH_LOOP_EXIT_CODE = 1
 WORKER_DIED_MESSAGE = "the function's worker process exited while composing; nothing was composed"
 SHARED_REQUEST_BYTES = 1024 * 1024
 """A request at least this large reaches its worker as a memory file (Linux's memfd)
@@ -364,6 +372,7 @@ passed over the pipe, not through it: copying 112 MiB through the pipe (pickled,
 64 KiB turns) took ~290 ms, writing it to a memory file ~45 ms, and the worker decodes
 from the file's pages without a copy of its own."""
 _READY = "ready"
+_COMPOSING = "composing"
 _CANCEL = None
 _STOP = (0, 0.0, None)
 """Call ids start at 1: this message asks a worker to stop. (Closing the pipe would not
@@ -400,6 +409,10 @@ class ComputePool:
         self._lock = threading.Lock()
         self._deaths: list[float] = []
         self._closing = False
+        self._closed = threading.Event()
+        self._on_failure: Callable[[], None] | None = None
+        self.failure: str | None = None
+        """Why the pool gave up (workers keep dying); the server then exits non-zero."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._senders = ThreadPoolExecutor(max(2, workers), thread_name_prefix="send")
 
@@ -412,9 +425,15 @@ class ComputePool:
         for _ in range(self.size):
             self._slots.append(self._spawn())
 
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Deliver results to ``loop`` (the server's)."""
+    def attach(
+        self, loop: asyncio.AbstractEventLoop, on_failure: Callable[[], None] | None = None
+    ) -> None:
+        """Deliver results to ``loop`` (the server's); call ``on_failure`` (from any
+        thread) when the pool gives up, to stop the server."""
         self._loop = loop
+        self._on_failure = on_failure
+        if self.failure is not None and on_failure is not None:
+            on_failure()
 
     async def run(self, data: bytes, context: grpc.aio.ServicerContext) -> bytes:
         """One RunFunction call: its request bytes in, its response bytes out.
@@ -459,6 +478,7 @@ class ComputePool:
 
     def close(self) -> None:
         """Stop every worker: it finishes nothing more, and exits."""
+        self._closed.set()
         with self._lock:
             self._closing = True
             slots, self._slots = self._slots, []
@@ -507,6 +527,10 @@ class ComputePool:
                 call_id, kind, payload = slot.conn.recv()
             except (EOFError, OSError):
                 break
+            if kind == _COMPOSING:  # the worker decoded the call: which composite it is
+                slot.composing[call_id] = payload.decode(errors="replace")
+                continue
+            slot.composing.pop(call_id, None)
             self._deliver(slot, call_id, (kind, payload))
         slot.dead = True
         for call_id in list(slot.waiting):
@@ -519,29 +543,62 @@ class ComputePool:
             self._loop.call_soon_threadsafe(_resolve, waiter, result)
 
     def _replace(self, slot: _Slot) -> None:
+        """Start a worker in place of one that died, after a back-off; give up (and stop
+        the server) when workers keep dying."""
         slot.process.join()
         with self._lock:
             if self._closing:
                 return
             self._slots.remove(slot)
+        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)} {_doing(slot)}"
+        while True:
+            delay = self._count_death()
+            if delay is None:
+                self._fail(f"{why}; {RESTARTS_PER_MINUTE + 1} workers died within a minute")
+                return
+            _say(f"{why}; starting another" + (f" in {delay:g} s" if delay else ""))
+            if self._closed.wait(delay):
+                return
+            try:
+                fresh = self._spawn()
+            except PoolError as err:
+                why = f"cannot start a worker: {err}"
+                continue
+            break
+        with self._lock:
+            if not self._closing:
+                self._slots.append(fresh)
+                return
+        fresh.send(_STOP)
+
+    def _count_death(self) -> float | None:
+        """Record a death; the back-off before replacing it, or None: too many."""
+        with self._lock:
             now = time.monotonic()
             self._deaths = [t for t in self._deaths if now - t < 60] + [now]
-            too_many = len(self._deaths) > RESTARTS_PER_MINUTE
-        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)}"
-        if too_many:
-            _say(f"{why}; workers keep exiting, not starting another")
-            return
-        _say(f"{why}; starting another")
-        try:
-            fresh = self._spawn()
-        except PoolError as err:
-            _say(f"cannot start a worker: {err}")
-            return
+            recent = len(self._deaths)
+        if recent > RESTARTS_PER_MINUTE:
+            return None
+        return RESTART_BACKOFF_SECONDS[min(recent, len(RESTART_BACKOFF_SECONDS)) - 1]
+
+    def _fail(self, why: str) -> None:
         with self._lock:
-            if self._closing:
-                fresh.conn.close()
+            if self.failure is not None or self._closing:
                 return
-            self._slots.append(fresh)
+            self.failure = f"{why}: stopping, so that the pod restarts"
+            on_failure = self._on_failure
+        if on_failure is None:
+            _say(self.failure)
+        else:
+            on_failure()  # the server stops and exits with this as its last line
+
+
+def _doing(slot: _Slot) -> str:
+    """What a dead worker was composing: each call's composite, or that it was idle."""
+    composing = sorted(set(slot.composing.values()))
+    if not composing:
+        return "while idle" if not slot.waiting else "before reading its call"
+    return "while composing " + ", ".join(composing)
 
 
 class _Slot:
@@ -551,6 +608,8 @@ class _Slot:
         self.process = process
         self.conn = conn
         self.waiting: dict[int, asyncio.Future[tuple[str, bytes]]] = {}
+        self.composing: dict[int, str] = {}
+        """The composite ("Kind namespace/name") of each call the worker has decoded."""
         self.dead = False
         self._send_lock = threading.Lock()
 
@@ -685,7 +744,7 @@ class _Worker:
         self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
     ) -> None:
         try:
-            result = self._answer(budget, data, fd)
+            result = self._answer(call_id, budget, data, fd)
         finally:
             with self.lock:
                 self.budgets.pop(call_id, None)
@@ -693,7 +752,7 @@ class _Worker:
             self.conn.send((call_id, *result))
 
     def _answer(
-        self, budget: cel.CallBudget, data: bytes | int, fd: int | None
+        self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
     ) -> tuple[str, bytes]:
         try:
             with _request_bytes(data, fd) as raw:  # a memory file goes once decoded
@@ -704,12 +763,24 @@ class _Worker:
             return "unreadable", f"cannot decode the RunFunctionRequest: {err}".encode()
         except RecursionError:
             return "unreadable", b"cannot decode the RunFunctionRequest: it nests too deeply"
+        self._tell_composite(call_id, req)
         try:
             rsp = run_within(budget, req, self.composers, self.log)
         except cel.Cancelled:
             self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
             return "cancelled", b""
         return "ok", rsp.SerializeToString()
+
+    def _tell_composite(self, call_id: int, req: fnv1.RunFunctionRequest) -> None:
+        """Tell the server which composite the call is for: a death's log line names it."""
+        kind, ref = identify(req.observed.composite.resource)
+        text = " ".join(f"{kind or 'an unnamed kind'} {ref}".split())[:_COMPOSITE_CHARS]
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.conn.send((call_id, _COMPOSING, text.encode()))
+
+
+_COMPOSITE_CHARS = 600
+"""A composite in a log line: its kind and a name of Kubernetes' longest (253 + 63)."""
 
 
 def _stop_with_parent() -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -119,9 +119,9 @@ class Verdict:
     matched: bool
     error: str | None = None
     cost: int | None = None
-    over_limit: bool = False
-    over_work: bool = False
-    work: int = 0
+    over_limit: bool = field(default=False, repr=False)
+    over_work: bool = field(default=False, repr=False)
+    work: int = field(default=0, repr=False, compare=False)
 
 
 class VerdictStore(Protocol):
