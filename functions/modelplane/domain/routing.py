@@ -164,9 +164,7 @@ def parse_url(text: str) -> Upstream:
     return Upstream(scheme=scheme, host=host, kind=kind, port=port, path=slash + path)
 
 
-_CREDENTIALS = (
-    "the URL carries credentials (user@host); they are not supported in an endpoint URL"
-)
+_CREDENTIALS = "the URL carries credentials (user@host); they are not supported in an endpoint URL"
 
 
 def _split_authority(authority: str, scheme: str) -> tuple[str, int]:
