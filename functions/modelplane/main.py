@@ -40,7 +40,7 @@ import click
 import grpc
 from crossplane.function import logging, runtime
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from grpc_reflection.v1alpha import reflection
 
 from modelplane import registry, server
@@ -328,9 +328,8 @@ async def _serve(
         )
     else:
         add_v1: Any = wire.add_function_runner  # decodes a fleet lazily (compose/model_deployment)
-        add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
         add_v1(runner, grpc_server)
-        add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
+        _add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
     reflection.enable_server_reflection(runtime.SERVICE_NAMES, grpc_server)
     port = _bind(grpc_server, config.address, config.creds)
     stop = asyncio.Event()
@@ -347,6 +346,19 @@ async def _serve(
             # Calls still computing when the grace period ends stop at a safe point.
             asyncio.get_running_loop().call_later(SHUTDOWN_GRACE_SECONDS, cancel_all)
         await stopping
+
+
+def _add_v1beta1(beta: Any, grpc_server: grpc.aio.Server) -> None:
+    """The v1beta1 service, its responses written deterministically like v1's."""
+    handler = grpc.unary_unary_rpc_method_handler(
+        beta.RunFunction,
+        request_deserializer=fnv1beta1.RunFunctionRequest.FromString,
+        response_serializer=server.serialize_response,
+    )
+    service = next(n for n in _RUNNERS if ".v1beta1." in n)
+    grpc_server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler(service, {"RunFunction": handler})]
+    )
 
 
 def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None) -> int:

@@ -159,6 +159,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return self._pool
 
 
+def serialize_response(rsp: Any) -> bytes:
+    """A response's bytes, the same for the same response in every process.
+
+    Protobuf writes map entries (every Struct's fields) in its hash tables' order unless
+    asked for deterministic output, so the same response differed in bytes, not in
+    meaning, across restarts; sorted, it is byte for byte the same.
+    """
+    return bytes(rsp.SerializeToString(deterministic=True))
+
+
 DEADLINE_MESSAGE = "the call's deadline passed before the function finished; nothing was composed"
 
 
@@ -769,7 +779,7 @@ class _Worker:
         except cel.Cancelled:
             self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
             return "cancelled", b""
-        return "ok", rsp.SerializeToString()
+        return "ok", serialize_response(rsp)
 
     def _tell_composite(self, call_id: int, req: fnv1.RunFunctionRequest) -> None:
         """Tell the server which composite the call is for: a death's log line names it."""
