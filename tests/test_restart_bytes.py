@@ -38,7 +38,7 @@ def _settled_request(kind: str) -> bytes:
             for n, s in rsp.requirements.resources.items()
         }
         if wanted == asked:
-            return req.SerializeToString(deterministic=True)
+            return bytes(req.SerializeToString(deterministic=True))
         asked = wanted
         answers = {n: store.select(s) for n, s in rsp.requirements.resources.items()}
     pytest.fail(f"{kind}: requirements did not settle")

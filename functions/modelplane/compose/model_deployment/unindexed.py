@@ -28,8 +28,8 @@ def keep_unindexed(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) 
         obj = kit.struct_to_dict(req.observed.resources[key].resource)
         if obj.get("kind") != "ModelReplica":
             continue
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        meta = _mapping(obj.get("metadata"))
+        labels = _mapping(meta.get("labels"))
         if INDEX_LABEL not in labels or _is_index(labels[INDEX_LABEL]):
             continue
         name = str(meta.get("name") or key)
@@ -48,13 +48,17 @@ def keep_unindexed(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) 
     return said
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _is_index(value: Any) -> bool:
     return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def _as_observed(obj: dict[str, Any]) -> dict[str, Any]:
     """The replica as the composite last wanted it: identity, labels and spec, no status."""
-    meta = obj.get("metadata") or {}
+    meta = _mapping(obj.get("metadata"))
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": "ModelReplica",
