@@ -17,8 +17,9 @@ mutated systematically, one mutation at a time:
   wrong type and null;
 - ``observed-all``: every observed composed resource (not one of each kind), every
   field of its status to :data:`MAX_PATH_DEPTH` and its name, labels and annotations:
-  of the wrong type, null, and (text) a 200,000-character string; at most
-  :data:`OBSERVED_ALL_LIMIT` of them per kind, evenly spread over the whole set;
+  of the wrong type, null, and (text) a 200,000-character string: each whole status
+  always, and at most :data:`OBSERVED_ALL_LIMIT` deeper fields per kind, evenly spread
+  over them all;
 - ``deep``: 100 levels of nesting in the composite's spec, in a related object's
   status, and in an observed resource's status;
 - ``deep-limit``: as deep as Kubernetes lets an object nest (10,000 levels) in a
@@ -424,8 +425,10 @@ def _observed(base: Settled) -> Iterator[Mutation]:
 def _observed_all(base: Settled) -> Iterator[Mutation]:
     """Every observed resource's status fields, name, labels and annotations (spread)."""
     everything = list(_observed_everywhere(base))
-    stride = max(1, -(-len(everything) // OBSERVED_ALL_LIMIT))
-    for key, obj, path, what, bad in everything[::stride]:
+    top = [m for m in everything if len(m[2]) <= 1]  # each status, whole: always
+    deeper = [m for m in everything if len(m[2]) > 1]
+    stride = max(1, -(-len(deeper) // OBSERVED_ALL_LIMIT))
+    for key, obj, path, what, bad in [*top, *deeper[::stride]]:
         parts = _copy(base)
         _put(parts["observed"][key], path, bad)
         mutation_id = f"{key}.{show(path)}={what}"
