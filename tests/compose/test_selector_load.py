@@ -21,6 +21,7 @@ from tests.compose.test_model_deployment import (
     model_deployment,
     of_kind,
 )
+from tests.requests import conditions
 
 # Admitted by the API server (941,612 cost units, estimated and actual), some 0.6 s of
 # CPU per device here: past the old one-second wall-clock budget on a busy machine.
@@ -81,3 +82,25 @@ def idle_run() -> None:
     assert placed == ["a", "b", "c"]
     assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
     IDLE.append(rsp.SerializeToString(deterministic=True))
+
+
+# Admitted (estimated 999,927 units), but a thousand automaton steps per cost unit here:
+# it runs into the work limit on every device.
+PAST_WORK = "lists.range(9345).all(i, '" + "a" * 1000 + "'.findAll('a|b').size() > 0)"
+
+
+def test_a_selector_past_its_limit_is_the_deployments_condition_not_no_match() -> None:
+    heavy = member(memory="")
+    heavy["nodeSelector"] = {"devices": [{"name": "gpu", "selectors": [{"cel": PAST_WORK}]}]}
+    xr = model_deployment("qwen", 2, engines=[{"name": "qwen", "members": [heavy]}])
+    cel.clear_caches()
+    rsp = call(xr, _clusters())
+    assert of_kind(rsp, "ModelReplica") == {}, "nothing new placed"
+    status, reason, message = conditions(rsp)["ReplicasScheduled"]
+    assert (status, reason) == ("False", "SelectorCostExceeded")
+    assert message.startswith("engine qwen Standalone device gpu: selector \"lists.range(9345)")
+    assert (
+        f"does more than {cel.WORK_LIMIT} units of work (CEL cost plus regular-expression "
+        "steps) on device gpu.nvidia.com (gpu.nvidia.com/memory=23034Mi)"
+    ) in message
+    assert message.endswith("; keeping 0 placed replicas, placing none")

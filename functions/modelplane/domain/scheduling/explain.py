@@ -206,7 +206,8 @@ def hold(reason: Hold) -> str:
     """Say why nothing new is placed."""
     match reason:
         case CostlySelector(engine, role, request, expression, error):
-            text = " ".join(expression.split())
+            # An admitted selector may be 10 KiB: shortened, so the error still shows.
+            text = cut(" ".join(expression.split()), 120)
             return f"engine {engine} {role} device {request}: selector {text!r} {error}"
         case InvalidSelector(engine, role, request, expression, error):
             text = " ".join(expression.split())
