@@ -440,7 +440,7 @@ def _observed_everywhere(base: Settled) -> Iterator[tuple[str, Doc, Path_, str, 
         fields: list[tuple[Path_, Any]] = []
         if isinstance(obj.get("status"), dict):
             fields += [(("status",), obj["status"]), *_walk(obj["status"], ("status",))]
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
         for top in ("name", "labels", "annotations"):
             if top in meta:
                 here = ("metadata", top)

@@ -98,7 +98,7 @@ def test_a_selector_past_its_limit_is_the_deployments_condition_not_no_match() -
     assert of_kind(rsp, "ModelReplica") == {}, "nothing new placed"
     status, reason, message = conditions(rsp)["ReplicasScheduled"]
     assert (status, reason) == ("False", "SelectorCostExceeded")
-    assert message.startswith("engine qwen Standalone device gpu: selector \"lists.range(9345)")
+    assert message.startswith('engine qwen Standalone device gpu: selector "lists.range(9345)')
     assert (
         f"does more than {cel.WORK_LIMIT} units of work (CEL cost plus regular-expression "
         "steps) on device gpu.nvidia.com (gpu.nvidia.com/memory=23034Mi)"
