@@ -374,7 +374,6 @@ UNAVAILABLE."""
 RESTART_BACKOFF_SECONDS = (0.0, 0.5, 1.0, 2.0, 4.0)
 """The wait before starting a worker to replace the first, second, ... death of the
 last minute: the first is replaced at once, a crash loop is slowed down."""
-CRASH_LOOP_EXIT_CODE = 1
 WORKER_DIED_MESSAGE = "the function's worker process exited while composing; nothing was composed"
 SHARED_REQUEST_BYTES = 1024 * 1024
 """A request at least this large reaches its worker as a memory file (Linux's memfd)
