@@ -35,7 +35,8 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
 6. **Explain.** Every cluster that cannot take one more replica, or was not needed,
    gets typed reasons.
 
-Nothing new is placed while a device selector does not compile or the referenced
+Nothing new is placed while a device selector does not compile, runs past its CEL
+cost limit (counted in cost units, see ``scheduling.selectors``), or the referenced
 ModelCache is unresolved; what is placed stays placed.
 """
 
@@ -46,8 +47,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
 from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.admission import OverCommit, Rank, rank
 from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
@@ -68,6 +67,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterDeselected,
     ClusterGone,
     ClusterReason,
+    CostlySelector,
     DroppedReplica,
     DropReason,
     Duplicate,
@@ -98,32 +98,10 @@ from modelplane.domain.scheduling.placement import (
     ScaledDown,
     Unschedulable,
 )
+from modelplane.domain.scheduling.selectors import CelSelectors, SelectorCostError
 from modelplane.domain.taints import NO_EXECUTE, untolerated
 
 __all__ = ["CelSelectors", "schedule"]
-
-
-class CelSelectors:
-    """The real DRA CEL engine: compiled once per expression, evaluations memoized by it."""
-
-    def __init__(self) -> None:
-        """Start with nothing compiled."""
-        self._compiled: dict[str, cel.Selector] = {}
-
-    def check(self, expression: str) -> str | None:
-        """Return None when ``expression`` compiles, else why it does not."""
-        try:
-            self._compiled[expression] = cel.compile_selector(expression)
-        except cel.SelectorError as exc:
-            return exc.reason
-        return None
-
-    def matches(self, expression: str, device: Device) -> bool:
-        """Tell whether ``expression`` is true for ``device``; an evaluation error is false."""
-        selector = self._compiled.get(expression)
-        if selector is None:
-            selector = self._compiled[expression] = cel.compile_selector(expression)
-        return selector.evaluate(device).matched
 
 
 def schedule(
@@ -152,7 +130,24 @@ def schedule(
     hold: Hold | None = invalid_selector(deployment, engine)
     if hold is None and cache is not None and not cache.resolved:
         hold = CacheUnresolved(cache.name)
-    return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
+    try:
+        return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
+    except SelectorCostError as exc:
+        # Held like an invalid selector: the run again, matching no selector at all.
+        costly = costly_selector(deployment, exc)
+        return _Run(deployment, fleet, cache, engine, costly, frozenset(ready)).placement()
+
+
+def costly_selector(deployment: Deployment, exc: SelectorCostError) -> CostlySelector:
+    """Name the first device request of the deployment that uses the costly selector."""
+    for engine in deployment.engines:
+        for member in engine.members:
+            for request in member.devices:
+                if exc.expression in request.selectors:
+                    return CostlySelector(
+                        engine.name, member.role, request.name, exc.expression, exc.message
+                    )
+    return CostlySelector("", "", "", exc.expression, exc.message)
 
 
 def invalid_selector(deployment: Deployment, selectors: Selectors) -> InvalidSelector | None:

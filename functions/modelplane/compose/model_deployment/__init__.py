@@ -48,6 +48,7 @@ from modelplane.compose.model_deployment.manifests import (
     observed_replicas,
 )
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
+from modelplane.compose.model_deployment.unindexed import keep_unindexed
 from modelplane.domain import scheduler
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
@@ -132,13 +133,14 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     seen = observed_replicas(req)
     ready = seen.ready | planned.state.ready
     composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
-    if not composed:
+    unindexed = keep_unindexed(req, rsp)
+    if not composed and not unindexed:
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
     compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable)
     report(rsp, deployment, planned.placement, cache, composed, ready, seen.unreachable)
-    for message in fleet.warnings(planned.state, cache):
+    for message in [*fleet.warnings(planned.state, cache), *unindexed]:
         kit.warn(rsp, message)
 
 

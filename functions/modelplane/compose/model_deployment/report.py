@@ -24,6 +24,7 @@ from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import (
     CacheUnresolved,
+    CostlySelector,
     InvalidSelector,
     NotAdmitted,
     NotNeeded,
@@ -74,6 +75,8 @@ def scheduled_condition(
     wanted, placed = max(deployment.replicas, 0), len(placement.replicas)
     keeping = f"keeping {placed} placed {_replicas(placed)}, placing none"
     hold = placement.hold
+    if isinstance(hold, CostlySelector):
+        return False, "SelectorCostExceeded", cap(f"{explain.hold(hold)}; {keeping}")
     if isinstance(hold, InvalidSelector):
         return False, "InvalidNodeSelector", cap(f"{explain.hold(hold)}; {keeping}")
     if isinstance(hold, CacheUnresolved) and placed < wanted:

@@ -19,6 +19,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterGone,
     ClusterReason,
     ConflictMiss,
+    CostlySelector,
     CountMiss,
     DeviceShortage,
     DropReason,
@@ -252,6 +253,10 @@ def overcommit(over: OverCommit) -> str:
 def hold(reason: Hold) -> str:
     """Say why nothing new is placed."""
     match reason:
+        case CostlySelector(engine, role, request, expression, error):
+            # An admitted selector may be 10 KiB: shortened, so the error still shows.
+            text = cut(" ".join(expression.split()), 120)
+            return f"engine {engine} {role} device {request}: selector {text!r} {error}"
         case InvalidSelector(engine, role, request, expression, error):
             text = " ".join(expression.split())
             return f"engine {engine} {role} device {request}: selector {text!r} is invalid: {error}"

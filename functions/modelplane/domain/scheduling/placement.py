@@ -314,6 +314,16 @@ class InvalidSelector:
 
 
 @dataclass(frozen=True)
+class CostlySelector(InvalidSelector):
+    """A device selector ran past Kubernetes' runtime cost limit on a device, or the
+    deployment's selectors together past the call's ceiling (``error`` says which).
+
+    Counted in CEL cost units, so it is the same verdict on any machine at any load; it
+    holds like an invalid selector: nothing new is placed, nothing placed is dropped.
+    """
+
+
+@dataclass(frozen=True)
 class CacheUnresolved:
     """The referenced ModelCache is missing or not yet known."""
 
