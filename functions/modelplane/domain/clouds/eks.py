@@ -39,7 +39,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.domain import api
+from modelplane.domain import api, stack
 from modelplane.domain.clouds.common import (
     GPU_TAINT,
     GPU_TAINT_VALUE,
@@ -89,12 +89,8 @@ POD_IDENTITY = "pods.eks.amazonaws.com"
 NFS_PORT = 2049
 AUTOSCALER_ACCOUNT = "cluster-autoscaler"
 AUTOSCALER_NAMESPACE = "kube-system"
-AUTOSCALER_CHART = {
-    "name": "cluster-autoscaler",
-    "repository": "https://kubernetes.github.io/autoscaler",
-    "version": "9.56.0",
-}
-"""The cluster autoscaler's Helm chart, pinned."""
+AUTOSCALER_CHART = stack.CHARTS[stack.CLUSTER_AUTOSCALER]
+"""The cluster autoscaler's Helm chart, pinned in the one chart table."""
 # Composed keys the adapter reads back from observed state.
 CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
@@ -651,8 +647,12 @@ def autoscaler_release(cluster: CloudCluster, helm_config: str) -> dict[str, Any
         },
         "spec": {
             "forProvider": {
-                "chart": dict(AUTOSCALER_CHART),
-                "namespace": AUTOSCALER_NAMESPACE,
+                "chart": {
+                    "name": AUTOSCALER_CHART.name,
+                    "repository": AUTOSCALER_CHART.repository,
+                    "version": AUTOSCALER_CHART.version,
+                },
+                "namespace": AUTOSCALER_CHART.namespace,
                 "values": values,
             },
             "providerConfigRef": {"kind": "ProviderConfig", "name": helm_config},
