@@ -202,6 +202,7 @@ def stack_charts() -> dict[str, Chart]:
     """Return the charts a ServingStack installs (those of a component), by release."""
     return {k: c for k, c in CHARTS.items() if c.component is not None}
 
+
 GATEWAY_API_BUNDLE = "v1.5.1"
 """The Gateway API release whose CRDs the pinned Envoy Gateway CRD chart installs."""
 
