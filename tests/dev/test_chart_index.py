@@ -13,7 +13,6 @@ from collections.abc import Mapping
 
 import pytest
 import yaml
-
 from modelplane.dev import chart_index
 from modelplane.dev.chart_index import FOUND, MISSING, UNREACHABLE, Reply, Unreachable
 from modelplane.domain import stack

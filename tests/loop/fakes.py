@@ -729,6 +729,7 @@ _AWS_PREFIXES = {
     "Route": "r",
     "RouteTableAssociation": "rtbassoc",
     "SecurityGroupIngressRule": "sgr",
+    "SecurityGroupEgressRule": "sgr",
 }
 
 
@@ -791,6 +792,8 @@ def _aws(mr: _Managed) -> Observation:
                     "version": str(mr.spec.get("version") or "1.34"),
                     "certificateAuthority": [{"data": _b64("fake CA for " + name)}],
                     "identity": [{"oidc": [{"issuer": server.replace("eks", "oidc.eks")}]}],
+                    # EKS makes the cluster security group itself.
+                    "vpcConfig": {"clusterSecurityGroupId": f"sg-{_digest(name, 'eks')}"},
                 }
             )
         case "NodeGroup":
