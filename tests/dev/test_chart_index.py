@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import pytest
 import yaml
 from modelplane.dev import chart_index
-from modelplane.dev.chart_index import FOUND, MISSING, UNREACHABLE, Reply, Unreachable
+from modelplane.dev.chart_index import FOUND, MISSING, UNREACHABLE, Reply, UnreachableError
 from modelplane.domain import stack
 
 HTTP_CHART = stack.Chart(
@@ -65,7 +65,11 @@ def test_an_http_index_without_the_pin_says_missing_and_what_it_lists() -> None:
 
 
 def test_an_index_that_cannot_be_read_is_unreachable_not_missing() -> None:
-    broken = (Unreachable("Could not resolve host"), Reply(503, {}, b""), Reply(200, {}, b"{:"))
+    broken = (
+        UnreachableError("Could not resolve host"),
+        Reply(503, {}, b""),
+        Reply(200, {}, b"{:"),
+    )
     for answer in broken:
         verdict = chart_index.check(HTTP_CHART, Canned({"https://": answer}))
         assert verdict.outcome == UNREACHABLE, answer

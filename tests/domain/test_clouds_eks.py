@@ -411,7 +411,8 @@ def test_an_efa_pool_brings_a_group_open_to_itself_in_both_directions() -> None:
         fields = _for(rule)
         # All traffic (EFA's SRD is not TCP/UDP), only from and to the group itself.
         assert fields["ipProtocol"] == "-1"
-        assert "cidrIpv4" not in fields and "fromPort" not in fields
+        assert "cidrIpv4" not in fields
+        assert "fromPort" not in fields
         own = common.selector("efa-security-group")
         assert (
             fields["securityGroupIdSelector"] == fields["referencedSecurityGroupIdSelector"] == own
@@ -427,7 +428,8 @@ def test_an_efa_pool_joins_the_group_and_keeps_the_cluster_s_own() -> None:
     group = _for(manifests["nodegroup-gpu-efa"])
     template = manifests["launch-template-gpu-efa"]
     assert group["launchTemplate"]["name"] == template["metadata"]["name"]
-    assert "capacityType" not in group and "diskSize" not in group
+    assert "capacityType" not in group
+    assert "diskSize" not in group
     lt = _for(template)
     # A launch template naming groups replaces EKS' default: the cluster's group stays.
     assert lt["vpcSecurityGroupIds"] == ["sg-cluster", "sg-efa"]
@@ -454,7 +456,8 @@ def test_an_efa_capacity_block_pool_has_one_template_for_both() -> None:
 def test_an_efa_pool_waits_for_both_groups(groups: eks.EfaGroups | None) -> None:
     manifests = eks.resources(_cluster(L4, EFA_POOL), groups)
     assert "efa-security-group" in manifests, "the group itself does not wait"
-    assert "nodegroup-gpu-efa" not in manifests and "launch-template-gpu-efa" not in manifests
+    assert "nodegroup-gpu-efa" not in manifests
+    assert "launch-template-gpu-efa" not in manifests
     assert "nodegroup-gpu-l4" in manifests, "other pools do not wait"
     assert eks.waiting_efa_pools(_cluster(L4, EFA_POOL), groups or eks.EfaGroups()) == ["gpu-efa"]
 

@@ -39,7 +39,7 @@ MISSING = "MISSING"
 UNREACHABLE = "unreachable"
 
 
-class Unreachable(Exception):
+class UnreachableError(Exception):
     """The index could not be read (no route, DNS, refused, an HTTP error)."""
 
 
@@ -53,7 +53,7 @@ class Reply:
 
 
 Fetch = Callable[[str, Mapping[str, str]], Reply]
-"""GET a URL with headers; raise :class:`Unreachable` when nothing answers."""
+"""GET a URL with headers; raise :class:`UnreachableError` when nothing answers."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def http_fetch(url: str, headers: Mapping[str, str]) -> Reply:
         found = {k.lower(): v for k, v in exc.headers.items()}
         return Reply(exc.code, found, exc.read() or b"")
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise Unreachable(str(getattr(exc, "reason", exc))) from exc
+        raise UnreachableError(str(getattr(exc, "reason", exc))) from exc
 
 
 def check(chart: stack.Chart, fetch: Fetch = http_fetch) -> Verdict:
@@ -86,7 +86,7 @@ def check(chart: stack.Chart, fetch: Fetch = http_fetch) -> Verdict:
             versions = _oci_tags(chart, fetch)
         else:
             versions = _index_versions(chart, fetch)
-    except Unreachable as exc:
+    except UnreachableError as exc:
         return Verdict(chart.release, UNREACHABLE, f"{chart.repository}: {exc}")
     if chart.version in versions:
         return Verdict(chart.release, FOUND, f"{chart.name} {chart.version}")
@@ -98,11 +98,13 @@ def check(chart: stack.Chart, fetch: Fetch = http_fetch) -> Verdict:
 def _index_versions(chart: stack.Chart, fetch: Fetch) -> set[str]:
     reply = fetch(chart.repository.rstrip("/") + "/index.yaml", {})
     if reply.status != 200:
-        raise Unreachable(f"index.yaml answered HTTP {reply.status}")
+        message = f"index.yaml answered HTTP {reply.status}"
+        raise UnreachableError(message)
     try:
         index = yaml.safe_load(reply.body)
     except yaml.YAMLError as exc:
-        raise Unreachable(f"index.yaml is not YAML: {exc}") from exc
+        message = f"index.yaml is not YAML: {exc}"
+        raise UnreachableError(message) from exc
     entries = (index or {}).get("entries") if isinstance(index, Mapping) else None
     found = entries.get(chart.name) if isinstance(entries, Mapping) else None
     return {str(e.get("version")) for e in found or () if isinstance(e, Mapping)}
@@ -118,11 +120,13 @@ def _oci_tags(chart: stack.Chart, fetch: Fetch) -> set[str]:
         token = _anonymous_token(reply.headers.get("www-authenticate", ""), repository, fetch)
         reply = fetch(url, {"Authorization": f"Bearer {token}"})
     if reply.status != 200:
-        raise Unreachable(f"tags/list answered HTTP {reply.status}")
+        message = f"tags/list answered HTTP {reply.status}"
+        raise UnreachableError(message)
     try:
         tags = json.loads(reply.body).get("tags") or []
     except (ValueError, AttributeError) as exc:
-        raise Unreachable(f"tags/list is not JSON: {exc}") from exc
+        message = f"tags/list is not JSON: {exc}"
+        raise UnreachableError(message) from exc
     # Helm writes a "+" in a version as "_" in the tag.
     return {str(t).replace("_", "+") for t in tags}
 
@@ -136,17 +140,20 @@ def _anonymous_token(challenge: str, repository: str, fetch: Fetch) -> str:
     params = dict(_CHALLENGE.findall(challenge))
     realm = params.get("realm")
     if not challenge.lower().startswith("bearer") or not realm:
-        raise Unreachable(f"the registry asks for credentials ({challenge or 'no challenge'})")
+        message = f"the registry asks for credentials ({challenge or 'no challenge'})"
+        raise UnreachableError(message)
     query = {"scope": f"repository:{repository}:pull"}
     if params.get("service"):
         query["service"] = params["service"]
     reply = fetch(f"{realm}?{urllib.parse.urlencode(query)}", {})
     if reply.status != 200:
-        raise Unreachable(f"no anonymous token (HTTP {reply.status})")
+        message = f"no anonymous token (HTTP {reply.status})"
+        raise UnreachableError(message)
     body: Any = json.loads(reply.body)
     token = body.get("token") or body.get("access_token") if isinstance(body, dict) else None
     if not token:
-        raise Unreachable("the token endpoint returned no token")
+        message = "the token endpoint returned no token"
+        raise UnreachableError(message)
     return str(token)
 
 

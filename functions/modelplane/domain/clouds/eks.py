@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from modelplane.domain import api, stack
@@ -134,7 +135,7 @@ class EfaGroups:
 
     cluster_security_group: str = ""
     efa_security_group: str = ""
-    running_without: frozenset[str] = field(default_factory=frozenset)
+    running_without: frozenset[str] = dataclass_field(default_factory=frozenset)
 
     @property
     def known(self) -> bool:
