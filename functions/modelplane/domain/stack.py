@@ -422,8 +422,12 @@ def plan(stack: Stack) -> tuple[Step, ...]:
         steps.append(_release(stack, AI_GATEWAY_CRDS))
         after = (AI_GATEWAY_CRDS, ENVOY_GATEWAY, *(k for k in crds if k != GATEWAY_API_CRDS))
         steps.append(_release(stack, AI_GATEWAY, needs=after))
-    for release in (LWS, PROMETHEUS, NFD):
-        if stack.enabled(CHARTS[release].component):
+    for release, component in (
+        (LWS, Component.LEADER_WORKER_SET),
+        (PROMETHEUS, Component.PROMETHEUS),
+        (NFD, Component.NODE_FEATURE_DISCOVERY),
+    ):
+        if stack.enabled(component):
             steps.append(_release(stack, release))
     if stack.enabled(Component.NVIDIA_DRA_DRIVER):
         steps.extend(_dra_driver(stack))
