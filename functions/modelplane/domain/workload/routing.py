@@ -41,7 +41,7 @@ PD_NON_CACHED_TOKENS = 16
 the chosen decode pod. 16 is llm-d's own P/D configuration for this router release
 (llm-d-router ``deploy/config/pd-epp-config.yaml``, ``prefix-based-pd-decider``
 ``nonCachedTokens: 16``): one KV block of vLLM's default size, so anything past a
-mostly cached prompt goes to a prefill pod (docs/design/routing-and-clouds.md)."""
+mostly cached prompt goes to a prefill pod (docs/design/cloud-parity.md)."""
 PREFIX_PRODUCER = "approx-prefix-cache-producer"
 """Tracks which prompt prefixes each pod has served: the data ``prefix-cache-scorer``
 scores. llm-d's configs for router v0.9 declare it beside the scorer."""
@@ -106,7 +106,7 @@ long; each profile keeps to its role (``llm-d.ai/role``), then weighs cache agai
 The disaggregation profile handler also sets the headers the decode pod's sidecar reads:
 since llm-d-router #905 (before v0.9.0) it is a PreRequest plugin itself, and the separate
 ``disagg-headers-handler`` is deprecated (redundant, and removed in v0.11, where a config
-naming it no longer loads), so it is left out (docs/design/routing-and-clouds.md)."""
+naming it no longer loads), so it is left out (docs/design/cloud-parity.md)."""
 
 
 def path_prefix(replica: Replica) -> str:
