@@ -408,15 +408,19 @@ def _efa_security_group(cluster: CloudCluster) -> Manifests:
             "vpcIdSelector": selector("vpc"),
         }),
     }  # fmt: skip
-    for direction, kind in (("ingress", "SecurityGroupIngressRule"),
-                            ("egress", "SecurityGroupEgressRule")):  # fmt: skip
-        key = f"efa-{direction}-self"
-        out[key] = _mr(cluster, EC2, kind, key, {
+    # Each kind spelled out: the activation policy's static scan reads the literal pairs.
+    rules = {
+        "ingress": _mr(cluster, EC2, "SecurityGroupIngressRule", "efa-ingress-self", {}),
+        "egress": _mr(cluster, EC2, "SecurityGroupEgressRule", "efa-egress-self", {}),
+    }
+    for direction, rule in rules.items():
+        rule["spec"]["forProvider"].update({
             "description": f"EFA: all {direction} traffic within the group",
             "ipProtocol": ALL_TRAFFIC,
             "referencedSecurityGroupIdSelector": group,
             "securityGroupIdSelector": group,
         })  # fmt: skip
+        out[f"efa-{direction}-self"] = rule
     return out
 
 
