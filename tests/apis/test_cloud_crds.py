@@ -263,7 +263,7 @@ KINDS = {
     "VultrCluster": {
         ("vke.vultr.m.upbound.io/v1beta1", "Kubernetes"),
         ("vke.vultr.m.upbound.io/v1beta1", "KubernetesNodePool"),
-        (KUBERNETES, "ProviderConfig"),
+        (HELM, "ProviderConfig"),  # provider-kubernetes' one, validated as provider-helm's
         (KUBERNETES, "Object"),
     },
 }
