@@ -108,6 +108,10 @@ fmt: $(INSTALLED) ## Apply ruff's formatting and safe fixes.
 models: $(INSTALLED) ## Regenerate the typed models from the XRDs.
 	$(PY) -m modelplane.dev.models
 
+.PHONY: check-charts
+check-charts: $(INSTALLED) ## Check every pinned chart version against its chart index (needs egress).
+	$(PY) -m modelplane.dev.chart_index
+
 .PHONY: bench
 bench: setup ## Run the benchmarks and print their figures.
 	$(PY) -m benches

@@ -125,6 +125,9 @@ def provider_status(manifest: Doc) -> Doc:
         status["addresses"] = [{"type": "IPAddress", "value": "172.18.255.200"}]
     else:
         status["atProvider"] = {"id": f"{name}-id", "email": f"{name}@p", "project": "p"}
+        if kind == "Cluster" and str(manifest.get("apiVersion", "")).startswith("eks.aws"):
+            # EKS makes the cluster security group itself.
+            status["atProvider"]["vpcConfig"] = {"clusterSecurityGroupId": f"{name}-sg"}
     return status
 
 

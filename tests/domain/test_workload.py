@@ -643,7 +643,9 @@ def test_pd_disaggregates_only_when_the_uncached_prompt_is_long() -> None:
     assert config["kind"] == "EndpointPickerConfig"
     plugins = _plugins(config)
     decider = plugins["prefix-based-pd-decider"]
-    assert decider["parameters"]["nonCachedTokens"] >= 64, "short prompts stay on decode"
+    # llm-d-router's pd-epp-config.yaml for this release: one vLLM KV block (16 tokens).
+    assert decider["parameters"]["nonCachedTokens"] == 16
+    assert "approx-prefix-cache-producer" in plugins, "the prefix scorer needs its producer"
     handler = plugins["disagg-profile-handler"]
     assert handler["parameters"]["deciders"] == {"prefill": "prefix-based-pd-decider"}
     assert "always-disagg-pd-decider" not in plugins
@@ -687,6 +689,7 @@ def test_unified_serving_goes_through_the_picker(engines: tuple[Engine, ...]) ->
     plugins = _plugins(config)
     assert {"prefix-cache-scorer", "queue-scorer", "max-score-picker"} <= plugins.keys()
     assert "single-profile-handler" in plugins
+    assert "approx-prefix-cache-producer" in plugins, "the prefix scorer needs its producer"
     assert not {"prefill-filter", "decode-filter", "prefix-based-pd-decider"} & plugins.keys()
     _every_reference_is_declared(config)
     assert {

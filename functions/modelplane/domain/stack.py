@@ -128,7 +128,8 @@ class Chart:
     """A Helm chart, and the release it becomes on the cluster.
 
     Attributes:
-        component: The component it installs (its ``version`` overrides ``version``).
+        component: The component it installs (its ``version`` overrides ``version``), or
+            None for a chart a cloud cluster installs itself (the EKS cluster autoscaler).
         release: The Helm release's name on the cluster (and the step's key).
         name: The chart's name.
         repository: The chart repository (``https://`` or ``oci://``).
@@ -137,7 +138,7 @@ class Chart:
         label: What to call it in a condition message.
     """
 
-    component: Component
+    component: Component | None
     release: str
     name: str
     repository: str
@@ -158,6 +159,7 @@ NFD = "node-feature-discovery"
 DRA_DRIVER = "dra-driver-nvidia-gpu"
 DRANET = "aws-dranet"
 CSI_MOUNTED_FS_PATH = "csi-mounted-fs-path"
+CLUSTER_AUTOSCALER = "cluster-autoscaler"
 
 CHARTS: Mapping[str, Chart] = {c.release: c for c in (
     Chart(Component.CERT_MANAGER, CERT_MANAGER, "cert-manager", "https://charts.jetstack.io",
@@ -184,13 +186,22 @@ CHARTS: Mapping[str, Chart] = {c.release: c for c in (
     Chart(Component.DRANET, DRANET, "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0",
           "kube-system", "DRANET"),
     Chart(Component.CSI_MOUNTED_FS_PATH, CSI_MOUNTED_FS_PATH, "csi-mounted-fs-path",
-          "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "0.1.3", "kube-system",
+          "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "0.1.5", "kube-system",
           "the csi-mounted-fs-path CSI driver"),
+    Chart(None, CLUSTER_AUTOSCALER, "cluster-autoscaler", "https://kubernetes.github.io/autoscaler",
+          "9.57.0", "kube-system", "the cluster autoscaler"),
 )}  # fmt: skip
 """Every chart the stack installs and the version pinned for it, by release: the one
 place a chart version is written. The Gateway API CRD chart is Envoy Gateway's and
 moves with it (Envoy Gateway v1.8.3 bundles Gateway API v1.5.1); the AI Gateway's two
-charts move together."""
+charts move together. ``cluster-autoscaler`` is no stack component: the EKSCluster installs
+it where a pool autoscales (:func:`stack_charts` lists the stack's own)."""
+
+
+def stack_charts() -> dict[str, Chart]:
+    """Return the charts a ServingStack installs (those of a component), by release."""
+    return {k: c for k, c in CHARTS.items() if c.component is not None}
+
 
 GATEWAY_API_BUNDLE = "v1.5.1"
 """The Gateway API release whose CRDs the pinned Envoy Gateway CRD chart installs."""
@@ -315,6 +326,8 @@ class Stack:
         The CRD chart ships Envoy Gateway's CRDs too, so an Envoy Gateway version moves
         it along unless the Gateway API component names its own.
         """
+        if chart.component is None:
+            return chart.version
         own = self.setting(chart.component).version
         if own:
             return own
@@ -409,8 +422,12 @@ def plan(stack: Stack) -> tuple[Step, ...]:
         steps.append(_release(stack, AI_GATEWAY_CRDS))
         after = (AI_GATEWAY_CRDS, ENVOY_GATEWAY, *(k for k in crds if k != GATEWAY_API_CRDS))
         steps.append(_release(stack, AI_GATEWAY, needs=after))
-    for release in (LWS, PROMETHEUS, NFD):
-        if stack.enabled(CHARTS[release].component):
+    for release, component in (
+        (LWS, Component.LEADER_WORKER_SET),
+        (PROMETHEUS, Component.PROMETHEUS),
+        (NFD, Component.NODE_FEATURE_DISCOVERY),
+    ):
+        if stack.enabled(component):
             steps.append(_release(stack, release))
     if stack.enabled(Component.NVIDIA_DRA_DRIVER):
         steps.extend(_dra_driver(stack))
@@ -627,6 +644,10 @@ def _values(stack: Stack, release: str) -> dict[str, Any]:
         case "csi-mounted-fs-path":
             # Each volume is a directory under dataDir: it must be on the shared
             # filesystem every node group mounts, so all nodes see the same volumes.
+            # dataDir is the one value Nebius documents for this chart (its
+            # nebius-solution-library k8s-training filesystem.tf sets only it, at 0.1.5);
+            # no tolerations key is documented, so none is guessed (README, "Serving
+            # stack versions").
             return {"dataDir": nebius.CSI_DATA_DIR}
         case _:
             return {}

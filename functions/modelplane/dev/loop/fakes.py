@@ -782,6 +782,7 @@ _AWS_PREFIXES = {
     "Route": "r",
     "RouteTableAssociation": "rtbassoc",
     "SecurityGroupIngressRule": "sgr",
+    "SecurityGroupEgressRule": "sgr",
 }
 
 
@@ -844,6 +845,8 @@ def _aws(mr: _Managed) -> Observation:
                     "version": str(mr.spec.get("version") or "1.34"),
                     "certificateAuthority": [{"data": _b64("fake CA for " + name)}],
                     "identity": [{"oidc": [{"issuer": server.replace("eks", "oidc.eks")}]}],
+                    # EKS makes the cluster security group itself.
+                    "vpcConfig": {"clusterSecurityGroupId": f"sg-{_digest(name, 'eks')}"},
                 }
             )
         case "NodeGroup":
@@ -987,6 +990,8 @@ def _object(world: _World, obj: Obj) -> Report:
         return _unsynced(obj, problem)
     cluster = world.cluster_of(obj, KUBERNETES_GROUP) or CONTROL_PLANE
     manifest = _manifest(obj)
+    if (obj.get("spec") or {}).get("managementPolicies") == ["Observe"]:
+        return _observe_only(world, obj, cluster, manifest)
     problem = _apply_problem(world, obj, cluster, manifest)
     if problem:
         return _unsynced(obj, problem)
@@ -1091,6 +1096,85 @@ def _bound_first(obj: Obj) -> tuple[int, str, str, str]:
     bound = condition_is(obj, "Ready")
     created = str(meta.get("creationTimestamp") or "")
     return (0 if bound else 1, created, str(meta.get("namespace")), str(meta.get("name")))
+
+
+def _observe_only(world: _World, obj: Obj, cluster: str, manifest: Mapping[str, Any]) -> Report:
+    """An Object that only observes: it reports what is there, and is unsynced when absent."""
+    meta = manifest.get("metadata") or {}
+    kind, namespace, name = (
+        str(manifest.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name", "")),
+    )
+    found = _cloud_installed(world, cluster, kind, namespace, name)
+    if found is None:
+        found = world.applied(cluster, kind, namespace, name)
+    if found is None:
+        where = f"{namespace}/{name}" if namespace else name
+        return _unsynced(obj, f"cannot observe object: {kind} {where} not found")
+    ready, reason = _object_readiness(obj, found)
+    return Report(_synced({"manifest": found}, ready=ready, reason=reason))
+
+
+VKE_GPU_OPERATOR = ("DaemonSet", "gpu-operator", "nvidia-operator-validator")
+"""What VKE installs on a cluster with GPU pools: NVIDIA's GPU operator, whose validator
+DaemonSet runs a pod on every GPU node."""
+
+
+def _cloud_installed(
+    world: _World, cluster: str, kind: str, namespace: str, name: str
+) -> Obj | None:
+    """Return an object the cloud itself runs on ``cluster`` (None: it runs no such object)."""
+    if (kind, namespace, name) != VKE_GPU_OPERATOR:
+        return None
+    vke = next(
+        (
+            o
+            for o in world.all()
+            if group_of(o).startswith("vke.vultr")
+            and o.get("kind") == "Kubernetes"
+            and cluster == _connection_secret_key(o)
+        ),
+        None,
+    )
+    if vke is None:
+        return None
+    gpus = sum(_vke_pool_nodes(p) for p in world.all() if _pool_of(p, vke))
+    status = {
+        "currentNumberScheduled": gpus,
+        "desiredNumberScheduled": gpus,
+        "numberAvailable": gpus,
+        "numberMisscheduled": 0,
+        "numberReady": gpus,
+        "observedGeneration": 1,
+        "updatedNumberScheduled": gpus,
+    }
+    metadata = {"name": name, "namespace": namespace, "generation": 1}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": metadata, "status": status}
+
+
+def _connection_secret_key(obj: Mapping[str, Any]) -> str:
+    target = (obj.get("spec") or {}).get("writeConnectionSecretToRef") or {}
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    return f"{namespace}/{target.get('name')}"
+
+
+def _pool_of(pool: Mapping[str, Any], vke: Mapping[str, Any]) -> bool:
+    if pool.get("kind") != "KubernetesNodePool" or not group_of(pool).startswith("vke.vultr"):
+        return False
+    ref = ((pool.get("spec") or {}).get("forProvider") or {}).get("clusterIdRef") or {}
+    return ref.get("name") == (vke.get("metadata") or {}).get("name") and (
+        (pool.get("metadata") or {}).get("namespace")
+        == (vke.get("metadata") or {}).get("namespace")
+    )
+
+
+def _vke_pool_nodes(pool: Mapping[str, Any]) -> int:
+    spec = pool.get("spec") or {}
+    count = (spec.get("forProvider") or {}).get("nodeQuantity")
+    if count is None:
+        count = (spec.get("initProvider") or {}).get("nodeQuantity", 0)
+    return int(count)
 
 
 def _apply_problem(world: _World, obj: Obj, cluster: str, manifest: Mapping[str, Any]) -> str:
@@ -1213,6 +1297,14 @@ _WORKLOAD_QUERIES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
 """The workload queries our functions write (``objects.workload_query``), by what they mean."""
 
 
+_DAEMONSET_QUERY = re.compile(
+    r"^has\(object\.status\) && has\(object\.status\.desiredNumberScheduled\) && "
+    r"has\(object\.status\.numberReady\) && "
+    r"object\.status\.numberReady == object\.status\.desiredNumberScheduled"
+    r"(?P<some> && object\.status\.desiredNumberScheduled > 0)?$"
+)
+
+
 def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
     """Evaluate the readiness CEL queries our functions write, as provider-kubernetes would.
 
@@ -1226,6 +1318,13 @@ def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
     found = _CONDITION_QUERY.match(text)
     if found:
         return condition_is(applied, found["type"])
+    found = _DAEMONSET_QUERY.match(text)
+    if found:
+        status = applied.get("status") or {}
+        if "desiredNumberScheduled" not in status or "numberReady" not in status:
+            return False
+        desired = int(status["desiredNumberScheduled"])
+        return int(status["numberReady"]) == desired and (desired > 0 or not found["some"])
     found = _PARENTS_QUERY.match(text)
     if found:
         parents = (applied.get("status") or {}).get("parents") or []
