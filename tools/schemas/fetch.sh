@@ -34,7 +34,16 @@ while read -r module version path; do
   key="$module@$version"
   if [[ -z "${dirs[$key]:-}" ]]; then
     echo "schemas: downloading $key"
-    dir="$(cd "$work" && go mod download -json "$key" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    # A download can fail once on a busy machine or proxy: try three times, saying why.
+    dir=""
+    for try in 1 2 3; do
+      if json="$(cd "$work" && go mod download -json "$key" 2>&1)"; then
+        dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$json")"
+        break
+      fi
+      echo "schemas: download of $key failed (try $try): $(tail -c 400 <<<"$json")" >&2
+      sleep $((try * 2))
+    done
     if [[ -z "$dir" || ! -d "$dir" ]]; then
       echo "schemas: could not download $key" >&2
       exit 1
