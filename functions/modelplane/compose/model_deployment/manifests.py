@@ -61,10 +61,12 @@ def compose_replicas(
     deployment: Deployment,
     placement: Placement,
     state: FleetState,
+    extra_labels: Mapping[tuple[str, int], Mapping[str, str]] | None = None,
 ) -> list[ComposedReplica]:
     """Compose one ModelReplica per placed replica, and each moving replica as it is.
 
-    A replica kept as is (and every moving one) keeps its spec.
+    A replica kept as is (and every moving one) keeps its spec. ``extra_labels`` adds
+    labels by (cluster, index): the template hash of a rolling update.
     """
     composed: list[ComposedReplica] = []
     moving = [PlacedReplica(m.cluster, m.index, None) for m in placement.moving]
@@ -81,13 +83,20 @@ def compose_replicas(
             "metadata": {
                 "name": name,
                 "namespace": deployment.namespace,
-                "labels": managed_labels(xr, deployment.name, placed.cluster, placed.index),
+                "labels": _with(
+                    managed_labels(xr, deployment.name, placed.cluster, placed.index),
+                    (extra_labels or {}).get((placed.cluster, placed.index)),
+                ),
             },
             "spec": spec,
         }
         kit.compose(rsp, f"replica-{placed.cluster}-{placed.index}", manifest)
         composed.append(ComposedReplica(name, placed.cluster, placed.index))
     return composed
+
+
+def _with(labels: dict[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:
+    return labels if not extra else dict(sorted({**labels, **extra}.items()))
 
 
 def replica_spec(xr: Mapping[str, Any], placed: PlacedReplica) -> dict[str, Any]:
