@@ -152,6 +152,7 @@ def roll(
     bounds = rollout.resolve(strategy, deployment.replicas)
     placed = {(p.cluster, p.index): p for p in placement.replicas}
     name = {key: naming.replica_name(deployment.name, *key) for key in placed}
+    ready = {name[key] for key in placed if name[key] in ready and fresh(state, key)}
     hashes = {key: _hash_of(xr, state, key, p, current) for key, p in placed.items()}
     views = [
         rollout.Replica(_key_text(key), hashes[key] == current, name[key] in ready)
@@ -167,11 +168,14 @@ def roll(
         if text in retire:
             events.append(f"replica {name[key]} retired: replaced by one on the current template")
             continue
-        if hashes[key] != current and text not in update:
+        stale = hashes[key] != current
+        if stale and (text not in update or replica.engines is None):
+            # Held: its spec and its hash as observed (engines None: kept as is anyway).
             replica = PlacedReplica(replica.cluster, replica.index, None)
-        elif hashes[key] != current:
+        elif stale:
             events.append(f"replica {name[key]} takes the current template ({current})")
             hashes[key] = current
+            ready.discard(name[key])  # its pods restart on the new template
         kept.append(replica)
         if hashes[key] is not None:
             labels[key] = {HASH_LABEL: str(hashes[key])}
@@ -217,6 +221,24 @@ def _hash_of(
     existing = state.own.get(key)
     spec = kit.struct_to_dict(existing).get("spec", {}) if existing is not None else {}
     return current if covers(spec, replica_spec(xr, placed)) else ""
+
+
+def fresh(state: FleetState, key: Key) -> bool:
+    """Tell whether a replica's Ready condition speaks of its current spec.
+
+    Crossplane stamps each condition of a composite with the ``metadata.generation`` it
+    observed; a replica just given a new template still shows the Ready of its old one
+    until its own reconcile, so that Ready counts for nothing (Deployment's rule too).
+    """
+    found = state.own.get(key)
+    if found is None:
+        return True
+    obj = kit.struct_to_dict(found)
+    generation = (obj.get("metadata") or {}).get("generation")
+    for cond in kit.maps(obj, "status", "conditions"):
+        if cond.get("type") == "Ready" and "observedGeneration" in cond and generation:
+            return bool(cond["observedGeneration"] == generation)
+    return True
 
 
 def covers(observed: Any, desired: Any) -> bool:
