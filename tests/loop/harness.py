@@ -607,6 +607,8 @@ class ControlPlane:
         meta.pop("resourceVersion", None)
         obj.pop("status", None)
         previous = self.store.get(key)
+        if fakes.is_composite(obj):
+            meta["generation"] = _generation(previous, obj)
         if previous is not None:
             meta["uid"] = fakes.uid_of(previous)
             if "status" in previous:
@@ -708,6 +710,22 @@ class ControlPlane:
         """Describe composites (all by default), one per line."""
         chosen = list(keys) if keys is not None else self.composites()
         return "\n".join("  " + self.state(k) for k in chosen)
+
+
+def _generation(previous: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> int:
+    """A composite's ``metadata.generation`` as the API server keeps it: +1 per spec change.
+
+    Crossplane stamps each condition with the generation it observed, so a composite's
+    Ready tells whether it speaks of the current spec (a rolling update relies on it).
+    """
+
+    def spec(o: Mapping[str, Any]) -> Any:
+        return {k: v for k, v in (o.get("spec") or {}).items() if k != "crossplane"}
+
+    if previous is None:
+        return 1
+    generation = int((previous.get("metadata") or {}).get("generation") or 1)
+    return generation + 1 if spec(previous) != spec(obj) else generation
 
 
 def history_text(records: Iterable[PassRecord]) -> str:

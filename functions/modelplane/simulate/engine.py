@@ -34,8 +34,9 @@ from modelplane.compose.model_deployment.fleet import (
     read_fleet,
     read_replica,
 )
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.manifests import compose_replicas
-from modelplane.domain import naming
+from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.ledger import Ledger
 from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
@@ -121,6 +122,8 @@ class _Settling:
     changes: list[rs.Change] = field(default_factory=list)
     moving: set[str] = field(default_factory=set)
     planned: dict[Key, md.Planned] = field(default_factory=dict)
+    rollout: list[rs.RolloutPass] = field(default_factory=list)
+    rolling: set[Key] = field(default_factory=set)
 
 
 def _step(
@@ -156,6 +159,7 @@ def _step(
         moves=_moves(settling.changes),
         shortfalls=tuple(_shortfalls(settling.planned)),
         pools=_pools(world),
+        rollout=tuple(settling.rollout),
     )
 
 
@@ -176,17 +180,61 @@ def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
     cache_name = md.cache_name(model)
     found = world.caches.get((key[0], cache_name)) if cache_name else None
     cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
-    planned = md.plan(deployment, cache, clusters, replicas)
+    strategy = rolling.read_strategy(xr)
+    current = rolling.template_hash(xr)
+    ready = {r.name for r in world.owned(key) if world.replica_ready(r)}
+    surge = rolling.surge_for(deployment, strategy, current, ready)
+    planned = md.plan(deployment, cache, clusters, replicas, surge)
     settling.planned[key] = planned
+    rolled = rolling.roll(
+        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
+    )
     rsp = fnv1.RunFunctionResponse()
-    composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
+    composed = compose_replicas(
+        rsp, xr, deployment, rolled.placement, planned.state, rolled.labels
+    )
     # In the order composed (cluster, index): a protobuf map's order is no order.
     by_name = {
         str(m["metadata"]["name"]): m
         for m in (kit.struct_to_dict(r.resource) for r in rsp.desired.resources.values())
     }
     desired = [by_name[c.name] for c in composed]
-    return _replace_owned(world, key, desired, planned, pass_, settling)
+    changed = _replace_owned(world, key, desired, planned, pass_, settling)
+    _record_rollout(world, key, rolled, current, pass_, settling)
+    return changed
+
+
+def _record_rollout(
+    world: World, key: Key, rolled: rolling.Rolled, current: str, pass_: int, settling: _Settling
+) -> None:
+    """Record a rollout's pass: from the first pass with an old replica until it is done."""
+    owned = list(world.owned(key))
+    old = sum(1 for r in owned if _template(r.manifest) not in (current, None))
+    if not old and key not in settling.rolling:
+        return
+    wanted = max(world.deployment(key)[1].replicas, 0)
+    ready = sum(1 for r in owned if world.replica_ready(r))
+    settling.rollout.append(
+        rs.RolloutPass(
+            pass_,
+            _ref(key),
+            len(owned) - old,
+            old,
+            max(wanted - ready, 0),
+            ready,
+            rolled.progress.reason,
+        )
+    )
+    if old or rolled.progress.reason != rollout.COMPLETE:
+        settling.rolling.add(key)
+    else:
+        settling.rolling.discard(key)
+
+
+def _template(manifest: dict[str, object]) -> str | None:
+    labels = (manifest.get("metadata") or {}).get("labels") or {}  # type: ignore[union-attr]
+    value = labels.get(rolling.HASH_LABEL)
+    return None if value is None else str(value)
 
 
 def _replace_owned(
@@ -211,7 +259,8 @@ def _replace_owned(
             settling.changes.append(rs.Change(pass_, dep, replica.name, replica.cluster, "placed"))
             changed = True
         elif old.manifest != manifest:
-            replica.started = old.started
+            # A new template restarts the replica's pods; anything else leaves them running.
+            replica.started = old.started and _template(old.manifest) == _template(manifest)
             world.replicas[(replica.namespace, replica.name)] = replica
             changed = True
     reasons = {d.name: explain.drop_reason(d.reason) for d in placement.dropped}

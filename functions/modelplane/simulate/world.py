@@ -127,6 +127,8 @@ class World:
         self.deployments: dict[Key, dict[str, Any]] = {}
         self.caches: dict[Key, dict[str, Any]] = {}
         self.replicas: dict[Key, Replica] = {}
+        # Images a template edit said never turn Ready (a bad image): replicas on one never start.
+        self.bad_images: set[str] = set()
         # Readings per document; each holds its document, so the identity check is exact.
         self._readings: dict[Key, tuple[dict[str, Any], ModelDeployment, Deployment]] = {}
         self._cluster_structs: dict[str, tuple[dict[str, Any], structpb.Struct]] = {}
@@ -318,6 +320,10 @@ class World:
             _device(_engine(engines, selectors.engine), selectors)["selectors"] = [
                 {"cel": c} for c in selectors.cel
             ]
+        if edit.image is not None:
+            _set_image(template, edit.image)
+            if not edit.starts:
+                self.bad_images.add(edit.image)
         self.deployments[key] = doc
 
     def _cluster_spec(self, name: str) -> dict[str, Any]:
@@ -449,10 +455,34 @@ class World:
 
     def start_replicas(self) -> bool:
         """A pass went by: every replica not started yet starts. Tell whether any did."""
-        waiting = [r for r in self.replicas.values() if not r.started]
+        waiting = [
+            r
+            for r in self.replicas.values()
+            if not r.started and not (self.bad_images and _images(r.manifest) & self.bad_images)
+        ]
         for replica in waiting:
             replica.started = True
         return bool(waiting)
+
+
+def _set_image(template: dict[str, Any], image: str) -> None:
+    """Set the engine container's image of every member of every engine (a template edit)."""
+    for engine in template.get("engines") or ():
+        for member in engine.get("members") or ():
+            pod = (member.get("template") or {}).get("spec") or {}
+            for container in pod.get("containers") or ():
+                if container.get("name") == "engine":
+                    container["image"] = image
+
+
+def _images(manifest: Mapping[str, Any]) -> set[str]:
+    """The images a replica's engine containers run."""
+    return {
+        str(c.get("image"))
+        for e in (manifest.get("spec") or {}).get("engines") or ()
+        for m in e.get("members") or ()
+        for c in ((m.get("template") or {}).get("spec") or {}).get("containers") or ()
+    }
 
 
 def _check(where: str, what: str, read: Callable[[], object]) -> None:

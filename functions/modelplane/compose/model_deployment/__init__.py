@@ -170,7 +170,7 @@ def plan(
     cache: CacheState,
     clusters: Iterable[fleet.Item | Mapping[str, Any]],
     replicas: Iterable[fleet.Item | Mapping[str, Any]],
-    surge: Callable[[FleetState], int] | None = None,
+    surge: Callable[[FleetState, Placement], int] | None = None,
 ) -> Planned:
     """Read the fleet and schedule the deployment on it: the function's decision, alone.
 
@@ -183,11 +183,12 @@ def plan(
     if not isinstance(replicas, wire.EncodedItems):
         replicas = [as_item(r) for r in replicas]
     state = read_fleet(clusters, replicas, deployment)
-    extra = surge(state) if surge is not None else 0
-    asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
-    placement = _placements.placement(
-        _schedule, asked, state.fleet, cache.footprint, frozenset(state.ready)
-    )
+    ready = frozenset(state.ready)
+    placement = _placements.placement(_schedule, deployment, state.fleet, cache.footprint, ready)
+    extra = surge(state, placement) if surge is not None else 0
+    if extra:
+        asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
+        placement = scheduler.schedule(asked, state.fleet, cache=cache.footprint, ready=ready)
     scheduled = scheduled_condition(deployment, placement, cache)
     return Planned(deployment, state, placement, scheduled, extra)
 

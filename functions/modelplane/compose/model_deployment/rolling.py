@@ -99,18 +99,22 @@ def observed_hash(state: FleetState, key: Key) -> str | None:
 
 def surge_for(
     deployment: Deployment, strategy: rollout.Strategy, current: str, ready: set[str]
-) -> Callable[[FleetState], int]:
-    """How many surge replicas to ask the scheduler for, once the fleet is read."""
+) -> Callable[[FleetState, Placement], int]:
+    """How many surge replicas to ask the scheduler for, given its placement without any.
 
-    def allowance(state: FleetState) -> int:
+    Only retained replicas on an old template count: a replica that must move anyway
+    (make before break) gets a replacement on the current template from the scheduler.
+    """
+
+    def allowance(state: FleetState, placement: Placement) -> int:
         bounds = rollout.resolve(strategy, deployment.replicas)
         views = [
             rollout.Replica(
-                _key_text(key),
-                observed_hash(state, key) in (current, None),
-                naming.replica_name(deployment.name, *key) in ready,
+                _key_text((p.cluster, p.index)),
+                p.new or observed_hash(state, (p.cluster, p.index)) in (current, None),
+                naming.replica_name(deployment.name, p.cluster, p.index) in ready,
             )
-            for key in state.own
+            for p in placement.replicas
         ]
         return rollout.surge_allowance(deployment.replicas, bounds, views)
 
