@@ -55,7 +55,13 @@ def _project(step: dict[str, Any]) -> dict[str, Any]:
             for s in nodes["shortfalls"]
         ],
         "pools": _pools(nodes),
-    }
+    } | ({"rollout": [_rollout(r) for r in nodes["rollout"]]} if nodes.get("rollout") else {})
+
+
+def _rollout(row: dict[str, Any]) -> str:
+    """A rollout pass as ``pass N: updated/old/unavailable/ready Progressing``."""
+    counts = f"{row['updated']}/{row['old']}/{row['unavailable']}/{row['ready']}"
+    return f"pass {row['pass']}: {counts} {row['progressing']}"
 
 
 def _pools(mode: dict[str, Any]) -> dict[str, str]:

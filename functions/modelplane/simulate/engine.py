@@ -46,6 +46,7 @@ from modelplane.simulate.world import DELETED, Key, Removal, Replica, World
 
 DEFAULT_MAX_PASSES = 20
 SCALED_DOWN = explain.drop_reason(ScaledDown())
+STALLED = "Stalled"  # a rollout pass that changed nothing
 
 # Called after every pass: (step index, number of steps, pass).
 Progress = Callable[[int, int, int], None]
@@ -214,17 +215,14 @@ def _record_rollout(
         return
     wanted = max(world.deployment(key)[1].replicas, 0)
     ready = sum(1 for r in owned if world.replica_ready(r))
-    settling.rollout.append(
-        rs.RolloutPass(
-            pass_,
-            _ref(key),
-            len(owned) - old,
-            old,
-            max(wanted - ready, 0),
-            ready,
-            rolled.progress.reason,
-        )
-    )
+    reason = rolled.progress.reason
+    last = next((r for r in reversed(settling.rollout) if r.deployment == _ref(key)), None)
+    counts = (len(owned) - old, old, max(wanted - ready, 0), ready)
+    if last is not None and (last.updated, last.old, last.unavailable, last.ready) == counts:
+        # No clock here: a pass that moves nothing is where the function's progress
+        # deadline would run out (ProgressDeadlineExceeded) if nothing changes.
+        reason = STALLED if reason == rollout.PROGRESSING else reason
+    settling.rollout.append(rs.RolloutPass(pass_, _ref(key), *counts, reason))
     if old or rolled.progress.reason != rollout.COMPLETE:
         settling.rolling.add(key)
     else:
@@ -260,7 +258,16 @@ def _replace_owned(
             changed = True
         elif old.manifest != manifest:
             # A new template restarts the replica's pods; anything else leaves them running.
-            replica.started = old.started and _template(old.manifest) == _template(manifest)
+            same = (
+                _template(old.manifest) == _template(manifest)
+                or old.manifest.get("spec") == manifest.get("spec")  # only labelled now
+            )
+            replica.started = old.started and same
+            if not same:
+                what = f"template {_template(manifest)}"
+                settling.changes.append(
+                    rs.Change(pass_, dep, replica.name, replica.cluster, "updated", what)
+                )
             world.replicas[(replica.namespace, replica.name)] = replica
             changed = True
     reasons = {d.name: explain.drop_reason(d.reason) for d in placement.dropped}
