@@ -27,6 +27,7 @@ from typing import Any
 import pydantic
 from google.protobuf import struct_pb2 as structpb
 
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment.fleet import (
@@ -407,6 +408,8 @@ class World:
         for key in sorted(self.deployments):
             what = f"ModelDeployment {key[0]}/{key[1]}"
             _check(self._at(where, what), what, partial(self.deployment, key))
+            strategy = partial(rolling.read_strategy, self.deployments[key])
+            _check(self._at(where, what), what, strategy)
         for key in sorted(self._unchecked & set(self.replicas)):
             manifest = self.replicas[key].manifest
             what = f"ModelReplica {key[0]}/{key[1]}"
