@@ -363,7 +363,10 @@ def test_ready_replica_gets_an_endpoint() -> None:
         }
     }
     replica_labels = labels | {rolling.HASH_LABEL: rolling.template_hash(xr)}
-    assert of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]["metadata"]["labels"] == replica_labels
+    assert (
+        of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]["metadata"]["labels"]
+        == replica_labels
+    )
     assert of_kind(rsp, "ModelReplica") == of_kind(first, "ModelReplica") | {
         "replica-eks-us-east-0": of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]
     }

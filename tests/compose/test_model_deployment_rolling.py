@@ -83,7 +83,8 @@ def test_an_image_edit_updates_max_unavailable_replicas_and_holds_the_rest_exact
     for key in ("replica-b-0", "replica-c-0"):
         held = of_kind(rsp, "ModelReplica")[key]
         was = old[held["metadata"]["name"]]
-        assert held["spec"] == was["spec"] and held["metadata"]["labels"] == was["metadata"]["labels"]
+        assert held["spec"] == was["spec"]
+        assert held["metadata"]["labels"] == was["metadata"]["labels"]
     assert of_kind(rsp, "ModelReplica")["replica-a-0"]["metadata"]["labels"][
         rolling.HASH_LABEL
     ] == rolling.template_hash(edited)
@@ -107,7 +108,11 @@ def _roll(
 
 @pytest.mark.parametrize(
     ("strategy", "nodes"),
-    [({"maxSurge": 0, "maxUnavailable": 1}, 1), (None, 2), ({"maxSurge": 1, "maxUnavailable": 1}, 2)],
+    [
+        ({"maxSurge": 0, "maxUnavailable": 1}, 1),
+        (None, 2),
+        ({"maxSurge": 1, "maxUnavailable": 1}, 2),
+    ],
 )
 def test_the_rollout_completes_keeping_two_of_three_ready(
     strategy: dict[str, Any] | None, nodes: int
@@ -127,7 +132,8 @@ def test_the_rollout_completes_keeping_two_of_three_ready(
         ready_seen.append(len(kept))
         fleet = after
     assert min(ready_seen) >= 2
-    assert set(_images(rsp).values()) == {NEW} and len(_images(rsp)) == 3
+    assert set(_images(rsp).values()) == {NEW}
+    assert len(_images(rsp)) == 3
     assert conditions(rsp)["Progressing"][:2] == ("True", "RolloutComplete")
 
 
@@ -194,9 +200,10 @@ def test_a_bad_strategy_keeps_what_runs_and_names_the_field(
     xr = _deployment(image=NEW, strategy=strategy)
     observed = {f"replica-{r['spec']['clusterName']}-0": r for r in fleet}
     rsp = call(xr, clusters, fleet, observed=observed)
-    assert _images(rsp) == {k: OLD for k in observed}
-    ok, reason, message = conditions(rsp)["ReplicasScheduled"]
-    assert ok == "False" and field in message
+    assert _images(rsp) == dict.fromkeys(observed, OLD)
+    ok, _reason, message = conditions(rsp)["ReplicasScheduled"]
+    assert ok == "False"
+    assert field in message
     assert any(field in e for e in events(rsp))
 
 
@@ -207,5 +214,7 @@ def test_replicas_from_before_rolling_updates_are_current_when_their_spec_is() -
     rsp = call(_deployment(), clusters, fleet)
     assert status(rsp)["replicas"]["updated"] == 3
     assert conditions(rsp)["Progressing"][:2] == ("True", "RolloutComplete")
-    edited = call(_deployment(image=NEW, strategy={"maxSurge": 0, "maxUnavailable": 1}), clusters, fleet)
+    edited = call(
+        _deployment(image=NEW, strategy={"maxSurge": 0, "maxUnavailable": 1}), clusters, fleet
+    )
     assert sorted(_images(edited).values()) == [OLD, OLD, NEW]

@@ -37,7 +37,9 @@ def test_resolve_refuses_what_is_not_a_number_or_percentage(bad: object) -> None
         rollout.resolve(strategy, 4)
 
 
-def _fleet(old_ready: int, new_ready: int = 0, old_down: int = 0, new_down: int = 0) -> list[Replica]:
+def _fleet(
+    old_ready: int, new_ready: int = 0, old_down: int = 0, new_down: int = 0
+) -> list[Replica]:
     out = []
     for i in range(old_ready):
         out.append(Replica(f"old-ready-{i}", updated=False, ready=True))
@@ -68,7 +70,8 @@ def test_old_replicas_that_are_not_ready_go_first_and_cost_nothing() -> None:
 def test_a_bad_template_stops_the_rollout_at_max_unavailable() -> None:
     # One replica took the bad image and never turns Ready: nothing else moves.
     step = rollout.step(3, Bounds(0, 1), [*_fleet(2), Replica("new", True, False)])
-    assert step.update == () and step.retire == ()
+    assert step.update == ()
+    assert step.retire == ()
     assert step.hold == ("old-ready-0", "old-ready-1")
 
 
@@ -80,7 +83,8 @@ def test_surge_asks_for_no_more_than_remain_old() -> None:
 
 def test_a_surge_replica_not_ready_retires_nothing_under_max_unavailable_0() -> None:
     step = rollout.step(3, Bounds(1, 0), [*_fleet(3), Replica("surge", True, False)])
-    assert step.retire == () and step.update == ()
+    assert step.retire == ()
+    assert step.update == ()
     assert len(step.hold) == 3
 
 
@@ -96,7 +100,8 @@ def test_replicas_1_with_room_surges_and_without_room_updates_in_place() -> None
     assert rollout.surge_allowance(1, bounds, _fleet(1)) == 1
     # Without room the surge replica is not placed, and maxUnavailable 0 holds the one.
     held = rollout.step(1, bounds, _fleet(1))
-    assert held.hold == ("old-ready-0",) and held.blocked
+    assert held.hold == ("old-ready-0",)
+    assert held.blocked
     # maxUnavailable 1 (the fencepost when both are 0%) updates it in place.
     assert rollout.step(1, Bounds(0, 1), _fleet(1)).update == ("old-ready-0",)
 
@@ -112,9 +117,7 @@ def _simulate(
     history = []
     serial = 0
     for _ in range(4 * wanted + 8):
-        replicas = [
-            Replica(r.key, r.updated, r.ready or (r.updated and not bad)) for r in replicas
-        ]
+        replicas = [Replica(r.key, r.updated, r.ready or (r.updated and not bad)) for r in replicas]
         extra = rollout.surge_allowance(wanted, bounds, replicas)
         missing = wanted + extra - len(replicas)
         while missing > 0 and (room > 0 or len(replicas) < wanted):
@@ -163,7 +166,9 @@ def test_every_pass_keeps_ready_and_total_within_bounds_until_done(
         assert history[-1] == (wanted, wanted, wanted)
 
 
-@pytest.mark.parametrize(("wanted", "strategy"), [(3, Strategy(0, 1)), (3, Strategy(1, 1)), (8, Strategy())])
+@pytest.mark.parametrize(
+    ("wanted", "strategy"), [(3, Strategy(0, 1)), (3, Strategy(1, 1)), (8, Strategy())]
+)
 def test_a_bad_template_never_takes_more_than_max_unavailable_down(
     wanted: int, strategy: Strategy
 ) -> None:
@@ -181,7 +186,8 @@ def test_scale_up_during_a_rollout_adds_only_updated_replicas() -> None:
     assert rollout.surge_allowance(6, bounds, replicas) == 2
     step = rollout.step(6, bounds, [*replicas, *(Replica(f"n{i}", True, False) for i in range(5))])
     # 3 Ready of 6 is below 6 - maxUnavailable 1: no old replica may go yet.
-    assert step.update == () and step.retire == ()
+    assert step.update == ()
+    assert step.retire == ()
     assert step.hold == ("old-ready-0", "old-ready-1")
 
 
@@ -209,17 +215,29 @@ def test_progress_reports_updating_then_complete() -> None:
 
 def test_progress_stops_past_the_deadline_without_change_and_resumes_on_progress() -> None:
     previous = (rollout.PROGRESSING, "1 of 3", 1000.0)
-    within = rollout.progress("1 of 3", complete=False, deadline_seconds=60, previous=previous, now=1060)
+    within = rollout.progress(
+        "1 of 3", complete=False, deadline_seconds=60, previous=previous, now=1060
+    )
     assert within.status is True
-    late = rollout.progress("1 of 3", complete=False, deadline_seconds=60, previous=previous, now=1061)
+    late = rollout.progress(
+        "1 of 3", complete=False, deadline_seconds=60, previous=previous, now=1061
+    )
     assert (late.status, late.reason) == (False, rollout.DEADLINE_EXCEEDED)
     assert late.message.startswith("1 of 3; no progress for 60s")
     stays = rollout.progress(
-        "1 of 3", complete=False, deadline_seconds=60, previous=(late.reason, late.message, 1061), now=9999
+        "1 of 3",
+        complete=False,
+        deadline_seconds=60,
+        previous=(late.reason, late.message, 1061),
+        now=9999,
     )
     assert stays == late
     moved = rollout.progress(
-        "2 of 3", complete=False, deadline_seconds=60, previous=(late.reason, late.message, 1061), now=9999
+        "2 of 3",
+        complete=False,
+        deadline_seconds=60,
+        previous=(late.reason, late.message, 1061),
+        now=9999,
     )
     assert (moved.status, moved.reason) == (True, rollout.PROGRESSING)
     # Progress of another kind (a changed message) restarts the clock.

@@ -146,7 +146,8 @@ def test_a_bad_image_stops_at_max_unavailable_and_the_others_keep_serving(
     assert records[-1].quiet, f"the stopped rollout should settle: {outcome}"
     assert images.count(BAD_IMAGE) == STRATEGY["maxUnavailable"], outcome
     serving = [k for k in mine if _image(plane, k) != BAD_IMAGE]
-    assert len(serving) == REPLICAS - 1 and all(_fresh_ready(plane, k) for k in serving), outcome
+    assert len(serving) == REPLICAS - 1, outcome
+    assert all(_fresh_ready(plane, k) for k in serving), outcome
     progressing = plane.conditions(deployment)["Progressing"]
     assert progressing["reason"] == "ReplicasUpdating", outcome
     assert "1 of 3 replicas updated, 0 of them Ready" in progressing["message"], outcome

@@ -88,15 +88,15 @@ class Bounds:
 
 def _scaled(value: Amount, replicas: int, *, round_up: bool, field: str) -> int:
     """Resolve a number or percentage (Kubernetes' ``GetScaledValueFromIntOrPercent``)."""
-    if isinstance(value, bool):
-        raise StrategyError(f"{field}: {value!r} is not a number or a percentage")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
-            raise StrategyError(f"{field}: {value} is negative")
+            msg = f"{field}: {value} is negative"
+            raise StrategyError(msg)
         return value
-    found = _PERCENT.match(str(value))  # as IntOrString: a string must be a percentage
-    if found is None:
-        raise StrategyError(f"{field}: {value!r} is not a number or a percentage like 25%")
+    found = _PERCENT.match(value) if isinstance(value, str) else None
+    if found is None:  # as IntOrString: a string must be a percentage
+        msg = f"{field}: {value!r} is not a number or a percentage like 25%"
+        raise StrategyError(msg)
     share = int(found.group(1)) * max(replicas, 0)
     return -(-share // 100) if round_up else share // 100
 
@@ -240,4 +240,3 @@ def progress(
         if reason == PROGRESSING and message == state and now - since > deadline_seconds:
             return Progress(False, DEADLINE_EXCEEDED, f"{stalled}: the rollout stopped")
     return Progress(True, PROGRESSING, state)
-

@@ -28,13 +28,13 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.fleet import (
     as_struct,
     read_cache,
     read_fleet,
     read_replica,
 )
-from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.manifests import compose_replicas
 from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling import explain
@@ -191,9 +191,7 @@ def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
         xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
     )
     rsp = fnv1.RunFunctionResponse()
-    composed = compose_replicas(
-        rsp, xr, deployment, rolled.placement, planned.state, rolled.labels
-    )
+    composed = compose_replicas(rsp, xr, deployment, rolled.placement, planned.state, rolled.labels)
     # In the order composed (cluster, index): a protobuf map's order is no order.
     by_name = {
         str(m["metadata"]["name"]): m

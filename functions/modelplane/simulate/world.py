@@ -27,9 +27,9 @@ from typing import Any
 import pydantic
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.compose.model_deployment import rolling
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.fleet import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,

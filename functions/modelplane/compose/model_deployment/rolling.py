@@ -192,7 +192,9 @@ def roll(
     short = max(deployment.replicas + surge - len(placed), 0) if surge else 0
     state_text = _state_text(deployment.replicas, len(updated), updated_ready, len(kept), bounds)
     if short:
-        state_text += f"; no room for {short} surge {_replicas(short)}, updating within maxUnavailable"
+        state_text += (
+            f"; no room for {short} surge {_replicas(short)}, updating within maxUnavailable"
+        )
     if decided.blocked:
         state_text += f"; {len(decided.hold)} old held: {decided.blocked}"
     complete = (
@@ -311,4 +313,3 @@ def _key_text(key: Key) -> str:
 
 def _replicas(n: int) -> str:
     return "replica" if n == 1 else "replicas"
-
