@@ -14,13 +14,13 @@ from modelplane.domain import rollout
 from tests.compose.test_model_deployment import (
     as_fleet,
     call,
-    conditions,
     events,
     inference_cluster,
     model_deployment,
     of_kind,
     status,
 )
+from tests.requests import conditions
 
 OLD, NEW, BAD = "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.24.0", "vllm/vllm-openai:broken"
 

@@ -21,8 +21,9 @@ replicas.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -227,8 +228,9 @@ def _record_rollout(
         settling.rolling.discard(key)
 
 
-def _template(manifest: dict[str, object]) -> str | None:
-    labels = (manifest.get("metadata") or {}).get("labels") or {}  # type: ignore[union-attr]
+def _template(manifest: Mapping[str, Any]) -> str | None:
+    """The template hash a composed replica carries (None: none)."""
+    labels = (manifest.get("metadata") or {}).get("labels") or {}
     value = labels.get(rolling.HASH_LABEL)
     return None if value is None else str(value)
 
