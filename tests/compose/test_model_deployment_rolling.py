@@ -218,3 +218,28 @@ def test_replicas_from_before_rolling_updates_are_current_when_their_spec_is() -
         _deployment(image=NEW, strategy={"maxSurge": 0, "maxUnavailable": 1}), clusters, fleet
     )
     assert sorted(_images(edited).values()) == [OLD, OLD, NEW]
+
+
+def test_a_ready_condition_older_than_the_replicas_generation_counts_for_nothing() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _running(strategy)
+    edited = _deployment(image=NEW, strategy=strategy)
+    first = call(edited, clusters, fleet)
+    # The API server bumped the updated replica's generation; its Ready is the old one's.
+    after = []
+    for replica in _fleet(first, ready=["replica-a-0", "replica-b-0", "replica-c-0"]):
+        replica["metadata"]["generation"] = 2 if _image_of(replica) == NEW else 1
+        replica["status"]["conditions"][0]["observedGeneration"] = 1
+        after.append(replica)
+    rsp = call(edited, clusters, after)
+    assert sorted(_images(rsp).values()) == [OLD, OLD, NEW]
+    assert status(rsp)["replicas"]["updatedReady"] == 0
+    for replica in after:  # its own reconcile saw generation 2: Ready counts now
+        replica["status"]["conditions"][0]["observedGeneration"] = replica["metadata"]["generation"]
+    rsp = call(edited, clusters, after)
+    assert sorted(_images(rsp).values()) == [OLD, NEW, NEW]
+
+
+def _image_of(replica: dict[str, Any]) -> str:
+    member = replica["spec"]["engines"][0]["members"][0]
+    return str(member["template"]["spec"]["containers"][0]["image"])

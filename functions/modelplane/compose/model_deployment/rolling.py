@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
 from modelplane.compose.model_deployment.fleet import FleetState
@@ -92,9 +93,17 @@ def observed_hash(state: FleetState, key: Key) -> str | None:
     found = state.own.get(key)
     if found is None:
         return None
-    labels = kit.struct_to_dict(found).get("metadata", {}).get("labels") or {}
-    value = labels.get(HASH_LABEL)
-    return str(value) if value is not None else None
+    labels = _field(_field(found, "metadata"), "labels")
+    value = labels.fields.get(HASH_LABEL) if labels is not None else None
+    return value.string_value if value is not None else None
+
+
+def _field(struct: structpb.Struct | None, name: str) -> structpb.Struct | None:
+    """A nested object of a Struct, read in place (a replica is large; this is cheap)."""
+    if struct is None or name not in struct.fields:
+        return None
+    value = struct.fields[name]
+    return value.struct_value if value.HasField("struct_value") else None
 
 
 def surge_for(
@@ -237,13 +246,19 @@ def fresh(state: FleetState, key: Key) -> bool:
     until its own reconcile, so that Ready counts for nothing (Deployment's rule too).
     """
     found = state.own.get(key)
-    if found is None:
+    meta = _field(found, "metadata")
+    status = _field(found, "status")
+    if meta is None or status is None or "generation" not in meta.fields:
         return True
-    obj = kit.struct_to_dict(found)
-    generation = (obj.get("metadata") or {}).get("generation")
-    for cond in kit.maps(obj, "status", "conditions"):
-        if cond.get("type") == "Ready" and "observedGeneration" in cond and generation:
-            return bool(cond["observedGeneration"] == generation)
+    generation = meta.fields["generation"].number_value
+    for cond in (
+        status.fields["conditions"].list_value.values if "conditions" in status.fields else ()
+    ):
+        fields = cond.struct_value.fields
+        if fields.get("type") is not None and fields["type"].string_value == "Ready":
+            if "observedGeneration" not in fields:
+                return True
+            return bool(fields["observedGeneration"].number_value == generation)
     return True
 
 
