@@ -243,3 +243,46 @@ def test_a_ready_condition_older_than_the_replicas_generation_counts_for_nothing
 def _image_of(replica: dict[str, Any]) -> str:
     member = replica["spec"]["engines"][0]["members"][0]
     return str(member["template"]["spec"]["containers"][0]["image"])
+
+
+def _mid_rollout(strategy: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One replica on NEW and Ready, two on OLD and Ready; a fourth cluster with room."""
+    clusters, fleet = _running(strategy)
+    clusters.append(inference_cluster("d"))
+    first = call(_deployment(image=NEW, strategy=strategy), clusters, fleet)
+    return clusters, _fleet(first, ready=["replica-a-0", "replica-b-0", "replica-c-0"])
+
+
+def test_scaling_up_during_a_rollout_places_replicas_on_the_new_template() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _mid_rollout(strategy)
+    scaled = _deployment(replicas=4, image=NEW, strategy=strategy)
+    rsp = call(scaled, clusters, fleet)
+    assert _images(rsp) == {
+        "replica-a-0": NEW,
+        "replica-b-0": OLD,  # 4 wanted, 3 Ready (d is starting): at the floor, held
+        "replica-c-0": OLD,
+        "replica-d-0": NEW,  # the scale-up's replica, on the new template
+    }
+
+
+def test_scaling_down_during_a_rollout_keeps_the_floor() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _mid_rollout(strategy)
+    rsp = call(_deployment(replicas=2, image=NEW, strategy=strategy), clusters, fleet)
+    images = _images(rsp)
+    assert len(images) == 2
+    assert sorted(images.values()).count(NEW) >= 1
+    assert status(rsp)["replicas"]["ready"] >= 1  # 2 wanted - maxUnavailable 1
+
+
+def test_an_edit_during_a_rollout_rolls_the_newest_template_within_the_same_budget() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _mid_rollout(strategy)
+    newest = "vllm/vllm-openai:v0.25.0"
+    rsp = call(_deployment(image=newest, strategy=strategy), clusters, fleet)
+    images = _images(rsp)
+    assert sorted(images.values()).count(newest) == 1  # every replica is old to it
+    assert len(images) == 3
+    message = conditions(rsp)["Progressing"][2]
+    assert message.startswith("1 of 3 replicas updated")
