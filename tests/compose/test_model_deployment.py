@@ -351,11 +351,12 @@ def test_ready_replica_gets_an_endpoint() -> None:
         md.INDEX_LABEL: "0",
         "team": "ml",
     }
+    replica_labels = labels | {rolling.HASH_LABEL: rolling.template_hash(xr)}
     assert of_kind(rsp, "ModelEndpoint") == {
         "endpoint-eks-us-east-0": {
             "apiVersion": API,
             "kind": "ModelEndpoint",
-            "metadata": {"name": name, "namespace": NS, "labels": labels},
+            "metadata": {"name": name, "namespace": NS, "labels": replica_labels},
             "spec": {
                 "url": f"http://{GATEWAY}/{NS}/{name}/v1",
                 "rewritePath": f"/{NS}/{name}/",

@@ -88,7 +88,8 @@ def test_an_image_edit_updates_max_unavailable_replicas_and_holds_the_rest_exact
     assert of_kind(rsp, "ModelReplica")["replica-a-0"]["metadata"]["labels"][
         rolling.HASH_LABEL
     ] == rolling.template_hash(edited)
-    assert status(rsp)["replicas"] == {"total": 3, "ready": 3, "updated": 1, "updatedReady": 0}
+    # The updated replica restarts: its Ready (of its old spec) no longer counts.
+    assert status(rsp)["replicas"] == {"total": 3, "ready": 2, "updated": 1, "updatedReady": 0}
     ok, reason, message = conditions(rsp)["Progressing"]
     assert (ok, reason) == ("True", "ReplicasUpdating")
     assert message.startswith("1 of 3 replicas updated, 0 of them Ready")
@@ -286,3 +287,20 @@ def test_an_edit_during_a_rollout_rolls_the_newest_template_within_the_same_budg
     assert len(images) == 3
     message = conditions(rsp)["Progressing"][2]
     assert message.startswith("1 of 3 replicas updated")
+
+
+def test_a_replica_taking_a_new_template_leaves_the_service_and_a_flapping_one_does_not() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _running(strategy)
+    steady = call(_deployment(strategy=strategy), clusters, fleet)
+    endpoints = of_kind(steady, "ModelEndpoint")
+    assert len(endpoints) == 3
+    observed = {**of_kind(steady, "ModelReplica"), **endpoints}
+    # A flap: replica a not Ready on the same template keeps its endpoint.
+    flapping = [dict(r, status={}) if r["spec"]["clusterName"] == "a" else r for r in fleet]
+    rsp = call(_deployment(strategy=strategy), clusters, flapping, observed=observed)
+    assert sorted(of_kind(rsp, "ModelEndpoint")) == sorted(endpoints)
+    # An image edit: the replica updated in place leaves the service at once.
+    rsp = call(_deployment(image=NEW, strategy=strategy), clusters, fleet, observed=observed)
+    assert _images(rsp)["replica-a-0"] == NEW
+    assert sorted(of_kind(rsp, "ModelEndpoint")) == ["endpoint-b-0", "endpoint-c-0"]

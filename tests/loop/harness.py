@@ -580,6 +580,7 @@ class ControlPlane:
         obj = copy.deepcopy(self.store[key])
         if "status" in rendered:
             obj["status"] = copy.deepcopy(rendered["status"])
+            _stamp_generation(obj)
         crossplane = (rendered.get("spec") or {}).get("crossplane")
         if crossplane is not None:
             obj.setdefault("spec", {})["crossplane"] = copy.deepcopy(crossplane)
@@ -710,6 +711,25 @@ class ControlPlane:
         """Describe composites (all by default), one per line."""
         chosen = list(keys) if keys is not None else self.composites()
         return "\n".join("  " + self.state(k) for k in chosen)
+
+
+SYSTEM_CONDITIONS = ("Ready", "Synced")
+
+
+def _stamp_generation(obj: dict[str, Any]) -> None:
+    """Stamp the reconciler's own conditions with the generation it reconciled.
+
+    Crossplane's composite reconciler marks Ready and Synced through its
+    ObservedGenerationPropagationManager (``observedGeneration: metadata.generation``);
+    the render engine's in-memory reconcile leaves the field out, so it is put here as
+    the real controller writes it.
+    """
+    generation = (obj.get("metadata") or {}).get("generation")
+    if generation is None:
+        return
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") in SYSTEM_CONDITIONS:
+            cond["observedGeneration"] = generation
 
 
 def _generation(previous: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> int:

@@ -38,8 +38,8 @@ def _fresh_ready(plane: ControlPlane, key: Key) -> bool:
 
 
 def _image(plane: ControlPlane, key: Key) -> str:
-    member = get_path(plane.get(key), "spec.engines.0.members.0")
-    return str(get_path(member, "template.spec.containers.0.image"))
+    member = plane.get(key)["spec"]["engines"][0]["members"][0]
+    return str(member["template"]["spec"]["containers"][0]["image"])
 
 
 def _set_image(image: str) -> Any:

@@ -141,17 +141,24 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     rolled = rolling.roll(
         xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
     )
-    placement = rolled.placement
+    placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
     composed = compose_replicas(rsp, xr, deployment, placement, planned.state, rolled.labels)
     if not composed:
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
-    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable)
+    compose_endpoints(
+        req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable, rolled.labels
+    )
     report(rsp, deployment, placement, cache, composed, ready, seen.unreachable)
     rolling.report(rsp, xr, rolled, deployment.replicas)
     for message in fleet.warnings(planned.state, cache):
         kit.warn(rsp, message)
+
+
+def _moving(rolled: rolling.Rolled, ready: set[str]) -> set[str]:
+    """Replicas that must move keep their Ready as read: the rollout does not judge them."""
+    return {m.name for m in rolled.placement.moving} & ready
 
 
 @dataclass(frozen=True)

@@ -154,21 +154,26 @@ def compose_endpoints(
     state: FleetState,
     ready: set[str],
     unreachable: set[str],
+    extra_labels: Mapping[tuple[str, int], Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address.
 
     An endpoint already composed for a replica that is still composed stays, unchanged,
     while the replica or its cluster's gateway flaps: only a replica that goes takes its
     endpoint with it, and so does one whose cluster is out of reach (``unreachable``:
-    none of its Objects syncs), as an unreachable node's pods leave a Service.
+    none of its Objects syncs), as an unreachable node's pods leave a Service, and one
+    whose replica took another template (``extra_labels``, the rollout's hash: it is
+    restarting, as a pod being replaced leaves its Service).
     """
     names = []
     for replica in composed:
         if replica.name in unreachable:
             continue
         cluster = state.clusters.get(replica.cluster)
+        labels = (extra_labels or {}).get((replica.cluster, replica.index))
         if replica.name not in ready or cluster is None or not cluster.gateway_address:
-            kit.hold(req, rsp, [endpoint_key(replica)])
+            if _same_template(kit.observed(req, endpoint_key(replica)), labels):
+                kit.hold(req, rsp, [endpoint_key(replica)])
             continue
         name = naming.endpoint_name(replica.name)
         url = naming.endpoint_url(cluster.gateway_address, deployment.namespace, replica.name)
@@ -178,7 +183,9 @@ def compose_endpoints(
             "metadata": {
                 "name": name,
                 "namespace": deployment.namespace,
-                "labels": managed_labels(xr, deployment.name, replica.cluster, replica.index),
+                "labels": _with(
+                    managed_labels(xr, deployment.name, replica.cluster, replica.index), labels
+                ),
             },
             "spec": {
                 "url": url,
@@ -188,6 +195,14 @@ def compose_endpoints(
         kit.compose(rsp, endpoint_key(replica), manifest)
         names.append(name)
     return names
+
+
+def _same_template(endpoint: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
+    """Tell whether an observed endpoint was composed for the template its replica runs."""
+    if endpoint is None or not labels:
+        return True
+    have = (endpoint.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k, v) == v for k, v in labels.items())
 
 
 @dataclass(frozen=True)

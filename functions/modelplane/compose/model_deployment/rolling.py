@@ -141,6 +141,8 @@ class Rolled:
         updated: Replicas on the current template; ``updated_ready`` of them Ready.
         progress: The ``Progressing`` condition.
         events: Normal events: replicas updated or retired this pass.
+        ready: The replicas Ready for the rollout: Ready of their current generation,
+            and not updated by this pass.
     """
 
     placement: Placement
@@ -149,6 +151,7 @@ class Rolled:
     updated_ready: int
     progress: rollout.Progress
     events: tuple[str, ...]
+    ready: frozenset[str] = frozenset()
 
 
 def roll(
@@ -217,7 +220,9 @@ def roll(
         now=clock(),
     )
     rolled = dataclasses.replace(placement, replicas=tuple(kept))
-    return Rolled(rolled, labels, len(updated), updated_ready, progress, tuple(events))
+    return Rolled(
+        rolled, labels, len(updated), updated_ready, progress, tuple(events), frozenset(ready)
+    )
 
 
 def _hash_of(
