@@ -74,19 +74,19 @@ schemas: ## Fetch the pinned CRDs and OpenAPI that composed objects are validate
 		--cached-if "cat tools/schemas/*.txt | cmp -s - build/schemas/modules.txt" \
 		-- bash tools/schemas/fetch.sh
 
-# `make demo` prints the tree; the full YAML goes to DEMO_YAML.
-DEMO_YAML := build/demo/rendered.yaml
+# `make demo` reconciles the getting-started tour until it settles and prints its tree
+# (modelplane.dev.demo); every object goes to DEMO_YAML. `make render` is the one-shot
+# offline render of an example.
+DEMO_YAML := build/demo/converged.yaml
 FORMAT ?= yaml
 
 .PHONY: demo
-demo: installed tools ## Render the getting-started fleet offline and show what it composes.
-	@echo "  demo   rendering $(EXAMPLE) through Crossplane $(CROSSPLANE_VERSION)'s reconciler ..."
-	@echo
-	@$(PY) -m modelplane.dev.render --tree --yaml-file $(DEMO_YAML) $(EXAMPLE)
+demo: installed tools ## Reconcile the getting-started tour until it settles (fake providers) and show the tree.
+	@$(PY) -m modelplane.dev.demo --yaml-file $(DEMO_YAML)
 	$(simulate_example)
 
 .PHONY: render
-render: installed tools ## Render an example offline: make render EXAMPLE=<dir or file> [FORMAT=tree].
+render: installed tools ## Render an example once, offline: make render EXAMPLE=<dir or file> [FORMAT=tree].
 	@$(PY) -m modelplane.dev.render --$(FORMAT) $(EXAMPLE)
 
 .PHONY: test
@@ -107,6 +107,10 @@ fmt: $(INSTALLED) ## Apply ruff's formatting and safe fixes.
 .PHONY: models
 models: $(INSTALLED) ## Regenerate the typed models from the XRDs.
 	$(PY) -m modelplane.dev.models
+
+.PHONY: check-charts
+check-charts: $(INSTALLED) ## Check every pinned chart version against its chart index (needs egress).
+	$(PY) -m modelplane.dev.chart_index
 
 .PHONY: bench
 bench: setup ## Run the benchmarks and print their figures.

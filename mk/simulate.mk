@@ -23,6 +23,16 @@ endef
 simulate-example: installed ## Write the drain example's report and print where it is.
 	$(simulate_example)
 
+# NO_BROWSER=1 skips it; build/no-browser records that choice, and the report's browser
+# tests then skip saying so (without it, a missing Chromium fails them).
+NO_BROWSER ?=
 .PHONY: chromium
-chromium: ## Install Debian's chromium if missing (tests/simulate renders the report in it).
+chromium: ## Install Debian's chromium if missing (tests/simulate renders the report in it); NO_BROWSER=1 skips it.
+ifeq ($(NO_BROWSER),1)
+	@mkdir -p build && echo "make setup NO_BROWSER=1" > build/no-browser
+	@echo "  setup  Chromium (report tests, apt) ........ skipped (NO_BROWSER=1): the report's browser tests will skip" >&2
+else
+	@rm -f build/no-browser
+	@test -x /usr/bin/chromium || bash tools/simulate/chromium.sh --announce
 	@$(STEP) chromium "Chromium (report tests, apt)" --cached-if "test -x /usr/bin/chromium" -- bash tools/simulate/chromium.sh
+endif

@@ -3,7 +3,7 @@
 Each call answers the function's requirements from a store of objects (repeating the
 call until its requirements settle, as Crossplane does), and what it composes can be
 turned into what the API server would show on the next reconcile, with the status
-fields fake providers fill. The engine-backed harness in ``tests/loop`` does the same
+fields fake providers fill. The engine-backed harness (``modelplane.dev.loop``) does the same
 through Crossplane itself; this one is quick enough for table tests of every kind.
 """
 
@@ -125,6 +125,9 @@ def provider_status(manifest: Doc) -> Doc:
         status["addresses"] = [{"type": "IPAddress", "value": "172.18.255.200"}]
     else:
         status["atProvider"] = {"id": f"{name}-id", "email": f"{name}@p", "project": "p"}
+        if kind == "Cluster" and str(manifest.get("apiVersion", "")).startswith("eks.aws"):
+            # EKS makes the cluster security group itself.
+            status["atProvider"]["vpcConfig"] = {"clusterSecurityGroupId": f"{name}-sg"}
     return status
 
 

@@ -546,7 +546,9 @@ def test_a_worker_that_dies_is_reported_and_replaced() -> None:
         assert proc.wait(timeout=PATIENCE_SECONDS) == 0
         assert proc.stderr is not None
         said = proc.stderr.read()
-    assert said == f"modelplane-function: worker {victim} was killed by SIGKILL; starting another\n"
+    assert said == (
+        f"modelplane-function: worker {victim} was killed by SIGKILL while idle; starting another\n"
+    )
 
 
 @pytest.mark.parametrize("shares_ports", [False, True], ids=["plain", "sharing-ports"])

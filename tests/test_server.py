@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -400,11 +401,30 @@ def test_a_slow_call_does_not_hold_back_a_cheap_one() -> None:
 
 def test_disk_verdicts_are_shared_through_their_folder(tmp_path: Path) -> None:
     writer, reader = server.DiskVerdicts(tmp_path), server.DiskVerdicts(tmp_path)
-    verdict = cel.Verdict(False, "selector 'x' ran out of its evaluation budget", 12)
+    verdict = cel.Verdict(
+        False, "operation cancelled: work limit of 2000000 exceeded", 12, True, True, 2_000_123
+    )
     assert reader.get("k") is None
     writer.put("k", verdict)
-    assert reader.get("k") == verdict
+    read = reader.get("k")
+    assert read == verdict
+    assert read is not None
+    assert (read.over_limit, read.over_work, read.work) == (True, True, 2_000_123)
     assert [p.name for p in tmp_path.iterdir()] == ["k"], "no partial file left behind"
+    assert (tmp_path / "k").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_verdict_folder_is_private_to_its_user_whatever_the_umask() -> None:
+    previous = os.umask(0)
+    try:
+        folder = server.private_folder("modelplane-test-verdicts-")
+    finally:
+        os.umask(previous)
+    try:
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert folder.stat().st_uid == os.getuid()
+    finally:
+        folder.rmdir()
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from e2e.__main__ import run_all, wanted_scenarios
+from e2e.fleet import capacity_scenarios as capacity
 from e2e.fleet import rollout_scenarios as rollouts
 from e2e.fleet import scenarios as fleet
 from e2e.kube import Kube
@@ -78,6 +79,32 @@ SCENARIOS = (
         rollouts.bad_image,  # type: ignore[arg-type]
         ("deploy",),
     ),
+    Scenario(
+        "capacity-burst",
+        "several ModelDeployments in one kubectl apply against room for fewer: exactly the room "
+        "placed and Running, the rest InsufficientCapacity, no GPU pod Pending",
+        capacity.burst,  # type: ignore[arg-type]
+    ),
+    Scenario(
+        "capacity-node-lost",
+        "the GPU node under a replica deleted from its workload cluster: the replica is "
+        "replaced where there is room",
+        capacity.node_lost,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
+    Scenario(
+        "capacity-cordon",
+        "a free node cordoned: nothing new lands there until it is uncordoned",
+        capacity.cordon,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
+    Scenario(
+        "capacity-shrink",
+        "a pool's declared nodeCount lowered under its running replica: it keeps running, "
+        "nothing new lands there",
+        capacity.shrink,  # type: ignore[arg-type]
+        ("capacity-burst",),
+    ),
 )
 
 
@@ -119,6 +146,7 @@ def main() -> int:
     for key in ("rollout_timeline", "bad_image_timeline"):
         if key in ctx.stats:
             print(f"{key.replace('_', ' ')}: {ctx.stats[key]}")
+    capacity.summary(ctx)
     return outcome.summary()
 
 

@@ -24,6 +24,7 @@ import yaml
 
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment.fleet import as_struct, read_cache
+from modelplane.dev import checks, validate
 from modelplane.domain import naming
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
@@ -56,10 +57,16 @@ def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | Non
 
     DEPLOYMENT is a file or folder holding the ModelDeployment; FLEET are files or
     folders (read recursively) holding InferenceClusters with status, ModelReplicas and
-    ModelCaches. Other documents in DEPLOYMENT count as fleet too.
+    ModelCaches. Other documents in DEPLOYMENT count as fleet too. A DEPLOYMENT folder
+    is read as ``make render`` reads it: its own ``*.yaml`` files (sub-folders are other
+    variants, such as the docs' per-cloud tabs) and its ``fleet/``, whose documents
+    stand in for the ones they observe.
     """
-    documents = load(deployment)
+    documents = load_deployment(deployment)
     fleet_documents = [d for path in fleet for d in load(path)]
+    inputs = _located_deployment(deployment) + _located(fleet)
+    require_valid(inputs)
+    _one_per_name(_located_deployment(deployment), name)
     xr = pick_deployment(documents, name)
     result = make_plan(xr, [d for d in documents if d is not xr] + fleet_documents)
     if output == "json":
@@ -89,6 +96,83 @@ def load(path: Path) -> list[dict[str, Any]]:
             msg = f"{file}: not valid YAML: {exc}"
             raise click.ClickException(msg) from exc
     return documents
+
+
+def _located(paths: Iterable[Path], *, recursive: bool = True) -> list[checks.Located]:
+    try:
+        return checks.located(paths, recursive=recursive)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _located_deployment(path: Path) -> list[checks.Located]:
+    """The documents :func:`load_deployment` reads, with their files."""
+    own = _located([path], recursive=False)
+    return own + (_located([path / "fleet"]) if (path / "fleet").is_dir() else [])
+
+
+def require_valid(inputs: Sequence[checks.Located]) -> None:
+    """Validate the Modelplane documents among ``inputs`` against the XRDs first.
+
+    Without ``bin/crank`` (a package installed without the repository's tools) the
+    command goes on, saying its inputs were not checked.
+
+    Raises:
+        click.ClickException: a document is invalid; every problem is printed first.
+    """
+    try:
+        problems = checks.check(inputs)
+    except checks.ChecksUnavailableError as exc:
+        click.echo(f"warning: inputs not validated against the XRDs: {exc}", err=True)
+        return
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        msg = f"{len(problems)} {noun} in the input (nothing was run)"
+        raise click.ClickException(msg)
+
+
+def _one_per_name(documents: Sequence[checks.Located], name: str | None) -> None:
+    """Refuse a ``--name`` that several files of DEPLOYMENT define, naming the files.
+
+    A docs recipe may hold variants of one deployment (``model-deployment.yaml`` and
+    ``model-deployment-sglang.yaml``, both ``laguna``): the file then says which.
+    """
+    if name is None:
+        return
+    files = [
+        one.where
+        for one in documents
+        if one.document.get("kind") == "ModelDeployment"
+        and (one.document.get("metadata") or {}).get("name") == name
+    ]
+    if len(files) > 1:
+        msg = (
+            f"several ModelDeployments are named {name} ({'; '.join(files)}): pass one "
+            "file as DEPLOYMENT and the folder as FLEET"
+        )
+        raise click.ClickException(msg)
+
+
+def load_deployment(path: Path) -> list[dict[str, Any]]:
+    """Load DEPLOYMENT: a file, or a folder's own ``*.yaml`` files overlaid by its ``fleet/``.
+
+    Raises:
+        click.ClickException: a file is not valid YAML.
+    """
+    if not path.is_dir():
+        return load(path)
+    own = [d for file in sorted(path.glob("*.y*ml")) if file.is_file() for d in load(file)]
+    fleet = load(path / "fleet") if (path / "fleet").is_dir() else []
+    observed = {_identity(d): d for d in fleet}
+    merged = [observed.pop(_identity(d), d) for d in own]
+    return merged + list(observed.values())
+
+
+def _identity(doc: dict[str, Any]) -> tuple[str, str, str]:
+    meta = doc.get("metadata") or {}
+    return (str(doc.get("kind")), str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def pick_deployment(documents: Sequence[dict[str, Any]], name: str | None) -> dict[str, Any]:
@@ -252,6 +336,33 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
         "   ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
         for row in [header, *rows]
     ]
+
+
+@main.command(name="validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def validate_command(paths: tuple[Path, ...]) -> None:
+    """Check Modelplane manifests against the XRDs, as the API server would.
+
+    PATHS are files or folders (read recursively). Every document of a Modelplane API
+    group is checked with one `crank beta validate` run: types, enums, required fields,
+    bounds, patterns, the XRDs' CEL rules, and unknown fields (which the API server
+    would silently drop). A kind no XRD defines is an error. Documents of other groups
+    are skipped. Exits 1 when there is a problem.
+    """
+    inputs = _located(paths)
+    try:
+        problems = checks.check(inputs)
+    except checks.ChecksUnavailableError as exc:
+        raise click.ClickException(str(exc)) from None
+    for problem in problems:
+        click.echo(problem)
+    ours = len([one for one in inputs if validate.is_modelplane(one.document)])
+    click.echo(f"{ours} Modelplane documents checked, {len(problems)} problems", err=True)
+    if not ours:
+        msg = f"nothing to validate: none of the {len(inputs)} documents is a Modelplane kind"
+        raise click.ClickException(msg)
+    if problems:
+        sys.exit(1)
 
 
 # `modelplane simulate`: what-if planning over a timeline (modelplane.simulate).

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -39,7 +40,7 @@ import click
 import grpc
 from crossplane.function import logging, runtime
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from grpc_reflection.v1alpha import reflection
 
 from modelplane import registry, server
@@ -65,6 +66,10 @@ _PORTED = re.compile(r"(?:dns:(?:///)?|ipv4:|ipv6:)?(?:\[[^\]]*\]|[^:\[\]]*):(\d
 
 class StartupError(Exception):
     """The server cannot start; the message says why in one line."""
+
+
+class CrashLoopError(Exception):
+    """The server stopped because its workers keep dying; the message says why."""
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,18 +129,46 @@ def cli(
         ("grpc.max_send_message_length", max_message_size),
     ]
     count = workers or default_workers()
+    address = listen_address(address)
+    started = functools.partial(
+        log_start, address, tls=not insecure, workers=count, kinds=sorted(composers)
+    )
     try:
         creds = None if insecure else load_credentials(tls_certs_dir or "")
         if count == 1:
-            serve(FunctionRunner(composers), address, creds=creds, options=options)
+            runner = FunctionRunner(composers)
+            serve(runner, address, creds=creds, options=options, started=started)
         else:
             serve_workers(
-                composers, address, creds=creds, options=options, workers=count, debug=debug
+                composers,
+                address,
+                creds=creds,
+                options=options,
+                workers=count,
+                debug=debug,
+                started=started,
             )
-    except StartupError as exc:
+    except (StartupError, CrashLoopError) as exc:
         _die(str(exc))
     except Exception as exc:  # anything else still ends in one line, not a traceback
         _die(f"cannot serve on {address}: {_one_line(str(exc)) or type(exc).__name__}")
+
+
+def listen_address(address: str) -> str:
+    """The address gRPC binds: Go's ``:9443`` (every interface, as the Crossplane function
+    template's flag takes it) is ``[::]:9443``; anything else as given."""
+    return f"[::]{address}" if address.startswith(":") else address
+
+
+def log_start(address: str, port: int, *, tls: bool, workers: int, kinds: list[str]) -> None:
+    """Say, in one log line, where and how the server listens and what it composes."""
+    logging.get_logger().info(
+        "serving",
+        address=re.sub(r":\d+$", f":{port}", address),  # the port bound, when asked for 0
+        transport="mTLS" if tls else "insecure",
+        workers=workers,
+        kinds=kinds,
+    )
 
 
 def _die(message: str) -> None:
@@ -226,6 +259,7 @@ def serve(
     *,
     creds: grpc.ServerCredentials | None,
     options: Sequence[tuple[str, Any]] = (),
+    started: Callable[[int], None] | None = None,
 ) -> None:
     """Serve ``runner`` on ``address`` until SIGTERM or SIGINT, then stop gracefully.
 
@@ -242,7 +276,7 @@ def serve(
     server.allow_deep_messages()
     stopper = _Stopper()
     failures: list[BaseException] = []
-    config = _Config(address, creds, [*options])
+    config = _Config(address, creds, [*options], started)
 
     def run() -> None:
         try:
@@ -273,6 +307,8 @@ class _Config(NamedTuple):
     address: str
     creds: grpc.ServerCredentials | None
     options: list[tuple[str, Any]]
+    started: Callable[[int], None] | None = None
+    """Told the bound port once the server listens (it logs the start)."""
 
 
 async def _serve(
@@ -284,7 +320,7 @@ async def _serve(
     # on a busy port would start and silently take half its traffic.
     grpc_server = grpc.aio.server(options=[*config.options, ("grpc.so_reuseport", 0)])
     if isinstance(runner, server.ComputePool):
-        runner.attach(asyncio.get_running_loop())
+        runner.attach(asyncio.get_running_loop(), on_failure=stopper.request)
         # Bytes in, bytes out: v1 and v1beta1 messages are the same on the wire.
         raw = grpc.unary_unary_rpc_method_handler(runner.run)
         grpc_server.add_generic_rpc_handlers(
@@ -292,13 +328,14 @@ async def _serve(
         )
     else:
         add_v1: Any = wire.add_function_runner  # decodes a fleet lazily (compose/model_deployment)
-        add_v1beta1: Any = grpcv1beta1.add_FunctionRunnerServiceServicer_to_server
         add_v1(runner, grpc_server)
-        add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
+        _add_v1beta1(runtime.BetaFunctionRunner(wrapped=runner), grpc_server)
     reflection.enable_server_reflection(runtime.SERVICE_NAMES, grpc_server)
-    _bind(grpc_server, config.address, config.creds)
+    port = _bind(grpc_server, config.address, config.creds)
     stop = asyncio.Event()
     await grpc_server.start()
+    if config.started is not None:
+        config.started(port)
     try:
         stopper.attach(asyncio.get_running_loop(), stop)
         await stop.wait()
@@ -311,8 +348,22 @@ async def _serve(
         await stopping
 
 
-def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None) -> None:
-    """Add the listening port; gRPC's own complaint (on stderr) becomes our one line."""
+def _add_v1beta1(beta: Any, grpc_server: grpc.aio.Server) -> None:
+    """The v1beta1 service, its responses written deterministically like v1's."""
+    handler = grpc.unary_unary_rpc_method_handler(
+        beta.RunFunction,
+        request_deserializer=fnv1beta1.RunFunctionRequest.FromString,
+        response_serializer=server.serialize_response,
+    )
+    service = next(n for n in _RUNNERS if ".v1beta1." in n)
+    grpc_server.add_generic_rpc_handlers(
+        [grpc.method_handlers_generic_handler(service, {"RunFunction": handler})]
+    )
+
+
+def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredentials | None) -> int:
+    """Add the listening port and return it; gRPC's own complaint (on stderr) becomes our
+    one line."""
     with _stderr_captured() as captured:
         try:
             if creds is None:
@@ -326,6 +377,7 @@ def _bind(grpc_server: grpc.aio.Server, address: str, creds: grpc.ServerCredenti
         raise StartupError(msg)
     if said := captured():
         sys.stderr.write(said)
+    return int(port)
 
 
 def _check_port(address: str) -> None:
@@ -426,6 +478,7 @@ def serve_workers(
     options: Sequence[tuple[str, Any]] = (),
     workers: int,
     debug: bool = False,
+    started: Callable[[int], None] | None = None,
 ) -> None:
     """Serve on ``address``, composing in ``workers`` processes, until SIGTERM or SIGINT.
 
@@ -439,7 +492,7 @@ def serve_workers(
     """
     _check_port(address)
     # Removed by this process only (a TemporaryDirectory's finalizer could run elsewhere).
-    verdicts = Path(tempfile.mkdtemp(prefix="modelplane-verdicts-"))
+    verdicts = server.private_folder("modelplane-verdicts-")
     pool = server.ComputePool(sorted(composers), workers, verdicts=verdicts, debug=debug)
     try:
         try:
@@ -447,7 +500,9 @@ def serve_workers(
         except server.PoolError as exc:
             msg = f"cannot start the workers: {exc}"
             raise StartupError(msg) from None
-        serve(pool, address, creds=creds, options=options)
+        serve(pool, address, creds=creds, options=options, started=started)
+        if pool.failure is not None:
+            raise CrashLoopError(pool.failure)
     finally:
         pool.close()
         shutil.rmtree(verdicts, ignore_errors=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import importlib
 import itertools
@@ -27,10 +28,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
@@ -157,6 +159,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return self._pool
 
 
+def serialize_response(rsp: Any) -> bytes:
+    """A response's bytes, the same for the same response in every process.
+
+    Protobuf writes map entries (every Struct's fields) in its hash tables' order unless
+    asked for deterministic output, so the same response differed in bytes, not in
+    meaning, across restarts; sorted, it is byte for byte the same.
+    """
+    return bytes(rsp.SerializeToString(deterministic=True))
+
+
 DEADLINE_MESSAGE = "the call's deadline passed before the function finished; nothing was composed"
 
 
@@ -277,10 +289,13 @@ def failed_in(tb: TracebackType | None) -> str:
 class DiskVerdicts:
     """Verdicts of costly selectors shared by one server's worker processes.
 
-    A selector near the cost limit may take its whole evaluation budget on a device;
-    with this store each (selector, device) is evaluated once by the whole server, not
-    once per worker. One small JSON file per verdict in a folder the supervisor creates
-    and removes; written whole then renamed, so a reader sees a verdict or nothing.
+    A selector near the cost limit may take a second of CPU on a device (its work limit,
+    ``cel.WORK_LIMIT``); with this store each (selector, device) is evaluated once by the
+    whole server, not once per worker: a lookup takes some 30 us (benches/bench_verdicts.py).
+    Every verdict is decided by cost and work counts alone, so any process may reuse it.
+    One small JSON file per verdict, named by the digest of (selector, device content),
+    in a folder the supervisor creates private to its user (0700; files 0600) and
+    removes; written whole then renamed, so a reader sees a verdict or nothing.
     """
 
     MAX_WRITES = 65_536
@@ -297,26 +312,43 @@ class DiskVerdicts:
             data = json.loads((self.folder / key).read_text())
         except (OSError, ValueError):
             return None
-        matched, error, cost = data.get("matched"), data.get("error"), data.get("cost")
+        if not isinstance(data, dict):
+            return None
+        matched, error = data.get("matched"), data.get("error")
         if not isinstance(matched, bool) or not isinstance(error, (str, type(None))):
             return None
-        return cel.Verdict(matched, error, cost if isinstance(cost, int) else None)
+        cost, work = data.get("cost"), data.get("work")
+        return cel.Verdict(
+            matched,
+            error,
+            cost if isinstance(cost, int) else None,
+            over_limit=data.get("over_limit") is True,
+            over_work=data.get("over_work") is True,
+            work=work if isinstance(work, int) else 0,
+        )
 
     def put(self, key: str, verdict: cel.Verdict) -> None:
         """Keep ``verdict`` (best effort: a full disk only costs re-evaluation)."""
         if self._writes >= self.MAX_WRITES:
             return
         self._writes += 1
-        text = json.dumps(
-            {"matched": verdict.matched, "error": verdict.error, "cost": verdict.cost}
-        )
+        text = json.dumps(dataclasses.asdict(verdict), sort_keys=True)
         partial = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}"
         try:
-            partial.write_text(text)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
             partial.replace(self.folder / key)
         except OSError:
             with contextlib.suppress(OSError):
                 partial.unlink()
+
+
+def private_folder(prefix: str) -> Path:
+    """A new folder only this user can enter (0700, whatever the umask)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o700)
+    return folder
 
 
 # --- compute processes --------------------------------------------------------------------------
@@ -333,8 +365,15 @@ WORKER_STARTUP_SECONDS = 120.0
 WORKER_STOP_SECONDS = 30.0
 """How long a stopping compute process may take to finish what it composes."""
 RESTARTS_PER_MINUTE = 5
-"""A compute process that dies is replaced; more deaths than this in a minute are
-reported as the pool failing (calls then answer UNAVAILABLE until one starts)."""
+"""A compute process that dies is replaced, after a back-off that doubles with each
+death in the last minute (:data:`RESTART_BACKOFF_SECONDS`); one more death than this in
+a minute and the server stops with a non-zero exit (:attr:`ComputePool.failure`), so
+that Kubernetes restarts the pod with its own back-off and its restart count shows the
+problem, rather than a pod that listens, looks healthy and answers every call
+UNAVAILABLE."""
+RESTART_BACKOFF_SECONDS = (0.0, 0.5, 1.0, 2.0, 4.0)
+"""The wait before starting a worker to replace the first, second, ... death of the
+last minute: the first is replaced at once, a crash loop is slowed down."""
 WORKER_DIED_MESSAGE = "the function's worker process exited while composing; nothing was composed"
 SHARED_REQUEST_BYTES = 1024 * 1024
 """A request at least this large reaches its worker as a memory file (Linux's memfd)
@@ -342,6 +381,7 @@ passed over the pipe, not through it: copying 112 MiB through the pipe (pickled,
 64 KiB turns) took ~290 ms, writing it to a memory file ~45 ms, and the worker decodes
 from the file's pages without a copy of its own."""
 _READY = "ready"
+_COMPOSING = "composing"
 _CANCEL = None
 _STOP = (0, 0.0, None)
 """Call ids start at 1: this message asks a worker to stop. (Closing the pipe would not
@@ -378,6 +418,10 @@ class ComputePool:
         self._lock = threading.Lock()
         self._deaths: list[float] = []
         self._closing = False
+        self._closed = threading.Event()
+        self._on_failure: Callable[[], None] | None = None
+        self.failure: str | None = None
+        """Why the pool gave up (workers keep dying); the server then exits non-zero."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._senders = ThreadPoolExecutor(max(2, workers), thread_name_prefix="send")
 
@@ -390,9 +434,15 @@ class ComputePool:
         for _ in range(self.size):
             self._slots.append(self._spawn())
 
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Deliver results to ``loop`` (the server's)."""
+    def attach(
+        self, loop: asyncio.AbstractEventLoop, on_failure: Callable[[], None] | None = None
+    ) -> None:
+        """Deliver results to ``loop`` (the server's); call ``on_failure`` (from any
+        thread) when the pool gives up, to stop the server."""
         self._loop = loop
+        self._on_failure = on_failure
+        if self.failure is not None and on_failure is not None:
+            on_failure()
 
     async def run(self, data: bytes, context: grpc.aio.ServicerContext) -> bytes:
         """One RunFunction call: its request bytes in, its response bytes out.
@@ -437,6 +487,7 @@ class ComputePool:
 
     def close(self) -> None:
         """Stop every worker: it finishes nothing more, and exits."""
+        self._closed.set()
         with self._lock:
             self._closing = True
             slots, self._slots = self._slots, []
@@ -485,6 +536,10 @@ class ComputePool:
                 call_id, kind, payload = slot.conn.recv()
             except (EOFError, OSError):
                 break
+            if kind == _COMPOSING:  # the worker decoded the call: which composite it is
+                slot.composing[call_id] = payload.decode(errors="replace")
+                continue
+            slot.composing.pop(call_id, None)
             self._deliver(slot, call_id, (kind, payload))
         slot.dead = True
         for call_id in list(slot.waiting):
@@ -497,29 +552,62 @@ class ComputePool:
             self._loop.call_soon_threadsafe(_resolve, waiter, result)
 
     def _replace(self, slot: _Slot) -> None:
+        """Start a worker in place of one that died, after a back-off; give up (and stop
+        the server) when workers keep dying."""
         slot.process.join()
         with self._lock:
             if self._closing:
                 return
             self._slots.remove(slot)
+        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)} {_doing(slot)}"
+        while True:
+            delay = self._count_death()
+            if delay is None:
+                self._fail(f"{why}; {RESTARTS_PER_MINUTE + 1} workers died within a minute")
+                return
+            _say(f"{why}; starting another" + (f" in {delay:g} s" if delay else ""))
+            if self._closed.wait(delay):
+                return
+            try:
+                fresh = self._spawn()
+            except PoolError as err:
+                why = f"cannot start a worker: {err}"
+                continue
+            break
+        with self._lock:
+            if not self._closing:
+                self._slots.append(fresh)
+                return
+        fresh.send(_STOP)
+
+    def _count_death(self) -> float | None:
+        """Record a death; the back-off before replacing it, or None: too many."""
+        with self._lock:
             now = time.monotonic()
             self._deaths = [t for t in self._deaths if now - t < 60] + [now]
-            too_many = len(self._deaths) > RESTARTS_PER_MINUTE
-        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)}"
-        if too_many:
-            _say(f"{why}; workers keep exiting, not starting another")
-            return
-        _say(f"{why}; starting another")
-        try:
-            fresh = self._spawn()
-        except PoolError as err:
-            _say(f"cannot start a worker: {err}")
-            return
+            recent = len(self._deaths)
+        if recent > RESTARTS_PER_MINUTE:
+            return None
+        return RESTART_BACKOFF_SECONDS[min(recent, len(RESTART_BACKOFF_SECONDS)) - 1]
+
+    def _fail(self, why: str) -> None:
         with self._lock:
-            if self._closing:
-                fresh.conn.close()
+            if self.failure is not None or self._closing:
                 return
-            self._slots.append(fresh)
+            self.failure = f"{why}: stopping, so that the pod restarts"
+            on_failure = self._on_failure
+        if on_failure is None:
+            _say(self.failure)
+        else:
+            on_failure()  # the server stops and exits with this as its last line
+
+
+def _doing(slot: _Slot) -> str:
+    """What a dead worker was composing: each call's composite, or that it was idle."""
+    composing = sorted(set(slot.composing.values()))
+    if not composing:
+        return "while idle" if not slot.waiting else "before reading its call"
+    return "while composing " + ", ".join(composing)
 
 
 class _Slot:
@@ -529,6 +617,8 @@ class _Slot:
         self.process = process
         self.conn = conn
         self.waiting: dict[int, asyncio.Future[tuple[str, bytes]]] = {}
+        self.composing: dict[int, str] = {}
+        """The composite ("Kind namespace/name") of each call the worker has decoded."""
         self.dead = False
         self._send_lock = threading.Lock()
 
@@ -663,7 +753,7 @@ class _Worker:
         self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
     ) -> None:
         try:
-            result = self._answer(budget, data, fd)
+            result = self._answer(call_id, budget, data, fd)
         finally:
             with self.lock:
                 self.budgets.pop(call_id, None)
@@ -671,7 +761,7 @@ class _Worker:
             self.conn.send((call_id, *result))
 
     def _answer(
-        self, budget: cel.CallBudget, data: bytes | int, fd: int | None
+        self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
     ) -> tuple[str, bytes]:
         try:
             with _request_bytes(data, fd) as raw:  # a memory file goes once decoded
@@ -682,12 +772,24 @@ class _Worker:
             return "unreadable", f"cannot decode the RunFunctionRequest: {err}".encode()
         except RecursionError:
             return "unreadable", b"cannot decode the RunFunctionRequest: it nests too deeply"
+        self._tell_composite(call_id, req)
         try:
             rsp = run_within(budget, req, self.composers, self.log)
         except cel.Cancelled:
             self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
             return "cancelled", b""
-        return "ok", rsp.SerializeToString()
+        return "ok", serialize_response(rsp)
+
+    def _tell_composite(self, call_id: int, req: fnv1.RunFunctionRequest) -> None:
+        """Tell the server which composite the call is for: a death's log line names it."""
+        kind, ref = identify(req.observed.composite.resource)
+        text = " ".join(f"{kind or 'an unnamed kind'} {ref}".split())[:_COMPOSITE_CHARS]
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.conn.send((call_id, _COMPOSING, text.encode()))
+
+
+_COMPOSITE_CHARS = 600
+"""A composite in a log line: its kind and a name of Kubernetes' longest (253 + 63)."""
 
 
 def _stop_with_parent() -> None:

@@ -99,6 +99,8 @@ def provider_status(manifest: Doc) -> Doc:
                 "auth": {"clusterCaCertificate": "-----BEGIN CERTIFICATE-----\n"},
             }
         }
+    if str(manifest.get("apiVersion", "")).startswith("eks.") and manifest["kind"] == "Cluster":
+        at_provider["vpcConfig"] = {"clusterSecurityGroupId": f"{name}-cluster-sg"}
     ready = [{"type": t, "status": "True", "reason": "Fake"} for t in ("Ready", "Synced")]
     return {"conditions": ready, "atProvider": at_provider}
 
@@ -158,6 +160,11 @@ def cases() -> list[Case]:
         )
     for name in ("eks-pinned", "aks-infiniband", "nebius-infiniband"):
         found += _composed_by_inference_cluster(f"examples/options/{name}.yaml")
+    # An EKS cluster with an EFA pool: its EFA security group and launch template.
+    found += _composed_by_inference_cluster(
+        "examples/recipes/qwen3-coder/inference-cluster.yaml",
+        ("examples/recipes/qwen3-coder/inference-class.yaml",),
+    )
     for plural in ("eksclusters", "gkeclusters", "aksclusters", "nebiusclusters", "vultrclusters"):
         (xr,) = loop.load(f"examples/reference/{plural}.yaml")
         found.append(Case(f"examples/reference/{plural}.yaml", xr))
@@ -235,6 +242,8 @@ KINDS = {
     "EKSCluster": {
         ("eks.aws.m.upbound.io/v1beta1", "PodIdentityAssociation"),
         ("iam.aws.m.upbound.io/v1beta1", "Policy"),
+        ("ec2.aws.m.upbound.io/v1beta1", "SecurityGroupEgressRule"),
+        ("ec2.aws.m.upbound.io/v1beta1", "LaunchTemplate"),
         (HELM, "Release"),
         (HELM, "ProviderConfig"),
         (KUBERNETES, "Object"),
@@ -254,6 +263,8 @@ KINDS = {
     "VultrCluster": {
         ("vke.vultr.m.upbound.io/v1beta1", "Kubernetes"),
         ("vke.vultr.m.upbound.io/v1beta1", "KubernetesNodePool"),
+        (HELM, "ProviderConfig"),  # provider-kubernetes' one, validated as provider-helm's
+        (KUBERNETES, "Object"),
     },
 }
 
@@ -312,7 +323,13 @@ def _inference_cluster_resources() -> list[Doc]:
 def test_the_inference_cluster_s_provider_configs_and_cluster_usage_validate() -> None:
     composed = _inference_cluster_resources()
     kinds = sorted({d["kind"] for d in composed})
-    assert kinds == ["ClusterProviderConfig", "ClusterUsage", "GKECluster", "ServingStack"]
+    assert kinds == [
+        "ClusterProviderConfig",
+        "ClusterUsage",
+        "GKECluster",
+        "ObservedObjectCollection",  # validated in tests/compose/test_cluster_capacity.py
+        "ServingStack",
+    ]
     # provider-kubernetes' ClusterProviderConfig has provider-helm's spec schema, field for
     # field; its CRD is not among the offline schemas.
     checked = [

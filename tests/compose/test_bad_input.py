@@ -15,6 +15,11 @@ mutated systematically, one mutation at a time:
   metadata;
 - ``observed``: the status of one observed composed resource of each kind, of the
   wrong type and null;
+- ``observed-all``: every observed composed resource (not one of each kind), every
+  field of its status to :data:`MAX_PATH_DEPTH` and its name, labels and annotations:
+  of the wrong type, null, and (text) a 200,000-character string: each whole status
+  always, and at most :data:`OBSERVED_ALL_LIMIT` deeper fields per kind, evenly spread
+  over them all;
 - ``deep``: 100 levels of nesting in the composite's spec, in a related object's
   status, and in an observed resource's status;
 - ``deep-limit``: as deep as Kubernetes lets an object nest (10,000 levels) in a
@@ -22,13 +27,20 @@ mutated systematically, one mutation at a time:
   the API server accepts, must not stop the composites that read it. (The composite's
   own spec that deep may be refused with a Fatal that says so.)
 
-Each answer must be one of:
+Each answer must be in one of three classes (:func:`classify`):
 
-- a Fatal result (Crossplane then applies nothing) whose message names the object (its
-  name) and the field (a key on the mutated path), and is no Python exception (no
-  "internal error", no ``KeyError``, ``'NoneType'``, "object has no attribute", ...);
-- a normal answer that composes again every observed composed resource (it never drops
-  what runs), with no Python exception text in any result or condition.
+- ``fatal``: a Fatal result (Crossplane then applies nothing) whose message names the
+  object (its name) and the field (a key on the mutated path), and is no Python
+  exception (no "internal error", no ``KeyError``, ``'NoneType'``, "object has no
+  attribute", ...);
+- ``held``: a normal answer with a Warning event, and a condition that is not True
+  saying where the composite stands, that composes again every observed composed
+  resource (it never drops what runs);
+- ``composed``: any other normal answer that composes again every observed composed
+  resource: the input was valid after all, read as not there yet, or a related object
+  the function reads around (a Warning names it; the composite itself is fine).
+
+No result or condition of a normal answer shows Python exception text either.
 
 One exception to "never drops": null in a field the XRD marks optional is the user
 removing it (the API server stores no nulls), which may remove what it composed.
@@ -38,12 +50,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -65,6 +79,13 @@ DEEP_LEVELS = 100
 
 MAX_PATH_DEPTH = 8
 """Fields deeper than this (inside pod templates) are mutated as part of their parent."""
+
+OBSERVED_ALL_LIMIT = 250
+"""``observed-all`` mutations per kind: a cloud cluster composes some forty resources
+with thousands of status fields; an even spread of them keeps the sweep to seconds."""
+
+HUGE_TEXT = "x" * 200_000
+"""Longer than any field Kubernetes validates, far below its 1.5 MiB object limit."""
 
 # Python's words for what went wrong: a message that shows one leaks an exception.
 PYTHON_TEXT = re.compile(
@@ -403,6 +424,37 @@ def _observed(base: Settled) -> Iterator[Mutation]:
                 yield Mutation(mutation_id, "observed", _name(obj), path, **parts)
 
 
+def _observed_all(base: Settled) -> Iterator[Mutation]:
+    """Every observed resource's status fields, name, labels and annotations (spread)."""
+    everything = list(_observed_everywhere(base))
+    top = [m for m in everything if len(m[2]) <= 1]  # each status, whole: always
+    deeper = [m for m in everything if len(m[2]) > 1]
+    stride = max(1, -(-len(deeper) // OBSERVED_ALL_LIMIT))
+    for key, obj, path, what, bad in [*top, *deeper[::stride]]:
+        parts = _copy(base)
+        _put(parts["observed"][key], path, bad)
+        mutation_id = f"{key}.{show(path)}={what}"
+        yield Mutation(mutation_id, "observed-all", _name(obj), path, **parts)
+
+
+def _observed_everywhere(base: Settled) -> Iterator[tuple[str, Doc, Path_, str, Any]]:
+    for key, obj in sorted(base.observed.items()):
+        fields: list[tuple[Path_, Any]] = []
+        if isinstance(obj.get("status"), dict):
+            fields += [(("status",), obj["status"]), *_walk(obj["status"], ("status",))]
+        meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+        for top in ("name", "labels", "annotations"):
+            if top in meta:
+                here = ("metadata", top)
+                fields += [(here, meta[top]), *_walk(meta[top], here)]
+        for path, value in fields:
+            wrong = wrong_values(value)
+            if isinstance(value, str):
+                wrong.append(("huge", HUGE_TEXT))
+            for what, bad in wrong:
+                yield key, obj, path, what, bad
+
+
 def _deep(base: Settled, levels: int, *, composite: bool) -> Iterator[Mutation]:
     """``levels`` of nesting in the composite's spec, a related object's and an observed
     resource's status."""
@@ -448,6 +500,8 @@ def mutations(kind: str, family: str) -> Iterator[Mutation]:
         yield from _required(base)
     elif family == "observed":
         yield from _observed(base)
+    elif family == "observed-all":
+        yield from _observed_all(base)
     elif family == "deep":
         yield from _deep(base, DEEP_LEVELS, composite=True)
     elif family == "deep-limit":
@@ -479,6 +533,12 @@ def _flat(text: str, limit: int = 300) -> str:
 
 def check(mutation: Mutation) -> list[str]:
     """Run one mutation; return what is wrong with the answer (empty: nothing)."""
+    _, problems = classify(mutation)
+    return problems
+
+
+def classify(mutation: Mutation) -> tuple[str, list[str]]:
+    """Run one mutation: its answer's class (fatal, held, composed) and what is wrong."""
     rsp = server.run(mutation.request(), registry.COMPOSERS)
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
     problems: list[str] = []
@@ -490,7 +550,10 @@ def check(mutation: Mutation) -> list[str]:
             problems.append(f"Fatal does not name {mutation.obj_name!r}: {message}")
         elif not _names_a_field(message, mutation.path):
             problems.append(f"Fatal names no field of {show(mutation.path)}: {message}")
-        return problems
+        return "fatal", problems
+    unreadable = mutation.family == "spec" and not _readable(mutation.xr)
+    if unreadable and rsp.desired.composite.ready != fnv1.READY_FALSE:
+        problems.append("a spec the models reject is not vetoed Ready (ready=False)")
     dropped = sorted(set(mutation.observed) - set(rsp.desired.resources))
     if dropped and not mutation.may_drop:
         problems.append(f"drops {len(dropped)} of {len(mutation.observed)} observed: {dropped}")
@@ -498,7 +561,23 @@ def check(mutation: Mutation) -> list[str]:
     for text in dict.fromkeys(texts):
         if leaked := PYTHON_TEXT.search(text):
             problems.append(f"message shows {leaked.group()!r}: {_flat(text)}")
-    return problems
+    warned = any(r.severity == fnv1.SEVERITY_WARNING for r in rsp.results)
+    if warned and any(c.status != fnv1.STATUS_CONDITION_TRUE for c in rsp.conditions):
+        return "held", problems
+    # Valid (perhaps with a Warning about a related object it reads around, as a
+    # deployment does about an unreadable object of the fleet).
+    return "composed", problems
+
+
+def _readable(xr: Doc) -> bool:
+    """Whether the kind's generated model reads the composite: its spec as the XRD has it."""
+    kind = str(xr.get("kind"))
+    model = getattr(importlib.import_module(f"modelplane.models.{kind.lower()}"), kind)
+    try:
+        model.model_validate(xr)
+    except pydantic.ValidationError:
+        return False
+    return True
 
 
 def _names_a_field(message: str, path: Path_) -> bool:
@@ -507,7 +586,7 @@ def _names_a_field(message: str, path: Path_) -> bool:
     return bool(keys) and keys[-1] in message
 
 
-FAMILIES = ("spec", "metadata", "required", "observed", "deep", "deep-limit")
+FAMILIES = ("spec", "metadata", "required", "observed", "observed-all", "deep", "deep-limit")
 
 
 @pytest.mark.parametrize("family", FAMILIES)

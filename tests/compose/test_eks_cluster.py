@@ -161,3 +161,63 @@ def test_the_getting_started_eks_cluster_renders(functions: render.Functions) ->
     assert gpu["diskSize"] == 50
     assert out[0]["status"]["cache"] == {"storageClassName": "modelplane-rwx-efs"}
     assert "kubeconfigSecretRef" not in out[0]["status"]
+
+
+EFA_XR: dict[str, Any] = {
+    **XR,
+    "spec": {
+        "region": "us-east-1",
+        "nodePools": [
+            {
+                "name": "gpu-h200",
+                "nodeCount": 2,
+                "instanceType": "p5en.48xlarge",
+                "fabric": {"type": "EFA"},
+            }
+        ],
+    },
+}
+
+
+def _efa_observed(cluster_group: str | None, efa_group: str | None) -> dict[str, Any]:
+    at: dict[str, Any] = {}
+    if cluster_group:
+        at["vpcConfig"] = {"clusterSecurityGroupId": cluster_group}
+    observed: dict[str, Any] = {
+        "cluster": {**READY, "status": {**READY["status"], "atProvider": at}}
+    }
+    if efa_group:
+        observed["efa-security-group"] = {"status": {"atProvider": {"id": efa_group}}}
+    return observed
+
+
+def test_an_efa_pool_waits_for_the_security_groups_and_the_cluster_is_not_ready() -> None:
+    rsp = _run(_efa_observed("sg-cluster", None), EFA_XR)
+    assert "nodegroup-gpu-h200" not in rsp.desired.resources
+    assert {"efa-security-group", "efa-ingress-self", "efa-egress-self"} <= set(
+        rsp.desired.resources
+    )
+    assert conditions(rsp)["EFAReady"][:2] == ("False", "WaitingForSecurityGroups")
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_an_efa_pool_joins_both_groups_once_reported() -> None:
+    rsp = _run(_efa_observed("sg-cluster", "sg-efa"), EFA_XR)
+    template = kit.struct_to_dict(rsp.desired.resources["launch-template-gpu-h200"].resource)
+    assert template["spec"]["forProvider"]["vpcSecurityGroupIds"] == ["sg-cluster", "sg-efa"]
+    group = kit.struct_to_dict(rsp.desired.resources["nodegroup-gpu-h200"].resource)
+    assert (
+        group["spec"]["forProvider"]["launchTemplate"]["name"]
+        == "eks-us-east-launch-template-gpu-h200"
+    )
+    assert conditions(rsp)["EFAReady"][0] == "True"
+
+
+def test_an_efa_node_group_stays_while_the_group_ids_flap() -> None:
+    made = _run(_efa_observed("sg-cluster", "sg-efa"), EFA_XR)
+    observed = _efa_observed(None, None)
+    for key in ("nodegroup-gpu-h200", "launch-template-gpu-h200"):
+        observed[key] = kit.struct_to_dict(made.desired.resources[key].resource)
+    rsp = _run(observed, EFA_XR)
+    for key in ("nodegroup-gpu-h200", "launch-template-gpu-h200"):
+        assert kit.struct_to_dict(rsp.desired.resources[key].resource) == observed[key]

@@ -55,6 +55,8 @@ def _run(
         "classes": [CLASS] if classes is None else classes,
         "replicas": replicas or [],
         "caches": caches or [],
+        "observe-nodes": [],
+        "observe-resource-slices": [],
     }
     return server.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
 
@@ -66,7 +68,13 @@ def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
 def test_first_call_only_asks_for_the_classes_and_what_uses_the_cluster() -> None:
     rsp = server.run(request(_cluster()), registry.COMPOSERS)
     wanted = rsp.requirements.resources
-    assert sorted(wanted) == ["caches", "classes", "replicas"]
+    assert sorted(wanted) == [
+        "caches",
+        "classes",
+        "observe-nodes",
+        "observe-resource-slices",
+        "replicas",
+    ]
     # Every namespace's replicas labelled with this cluster, and every cache.
     assert dict(wanted["replicas"].match_labels.labels) == {"modelplane.ai/cluster": "eks-us-east"}
     assert not wanted["replicas"].HasField("namespace")
@@ -115,6 +123,8 @@ def test_kubeconfig_brings_provider_configs_and_the_serving_stack_then_the_gatew
     rsp = _run(_cluster(), observed={"cluster": cloud, "serving-stack": stack})
     assert sorted(rsp.desired.resources) == [
         "cluster",
+        "observe-nodes",
+        "observe-resource-slices",
         "provider-config-helm",
         "provider-config-kubernetes",
         "serving-stack",
@@ -135,6 +145,8 @@ def test_kubeconfig_brings_provider_configs_and_the_serving_stack_then_the_gatew
 def test_existing_cluster_uses_its_secret_at_once() -> None:
     rsp = _run(_cluster("Existing"))
     assert sorted(rsp.desired.resources) == [
+        "observe-nodes",
+        "observe-resource-slices",
         "provider-config-helm",
         "provider-config-kubernetes",
         "serving-stack",

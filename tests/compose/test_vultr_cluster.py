@@ -50,7 +50,8 @@ def test_pools_reference_the_cluster_and_the_kubeconfig_waits_for_readiness(
 ) -> None:
     rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
     # A pool references the cluster: the provider attaches it once the cluster exists.
-    assert sorted(rsp.desired.resources) == ["cluster", "pool-gpu-l40s"]
+    gate = ["gpu-operator-validator", "kubernetes-provider-config"] if kubeconfig else []
+    assert sorted(rsp.desired.resources) == sorted(["cluster", "pool-gpu-l40s", *gate])
     status = kit.struct_to_dict(rsp.desired.composite.resource).get("status", {})
     assert ("kubeconfigSecretRef" in status) is kubeconfig
     assert "cache" not in status  # no RWX storage on Vultr
@@ -58,6 +59,54 @@ def test_pools_reference_the_cluster_and_the_kubeconfig_waits_for_readiness(
     assert pool["kind"] == "KubernetesNodePool"
     assert pool["spec"]["forProvider"]["clusterIdRef"] == {"name": "vultr-ewr"}
     assert conditions(rsp)["KubeconfigReady"][0] == ("True" if kubeconfig else "False")
+
+
+def _validator(ready: str | None) -> dict[str, Any]:
+    status = {"conditions": [{"type": "Ready", "status": ready}]} if ready else {}
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": "vultr-ewr-gpu-operator-validator"},
+        "status": status,
+    }
+
+
+@pytest.mark.parametrize(
+    ("validator", "want"),
+    [
+        pytest.param(None, ("False", "WaitingForCluster"), id="not-yet-observed"),
+        pytest.param(_validator("False"), ("False", "Validating"), id="drivers-coming-up"),
+        pytest.param(_validator("True"), ("True", "Available"), id="every-gpu-node-validated"),
+    ],
+)
+def test_the_cluster_is_ready_only_once_the_gpu_operator_validates(
+    validator: dict[str, Any] | None, want: tuple[str, str]
+) -> None:
+    observed = {"cluster": _cluster("True")}
+    if validator is not None:
+        observed["gpu-operator-validator"] = validator
+    rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
+    assert conditions(rsp)["GPUOperatorReady"][:2] == want
+    gate = rsp.desired.resources["gpu-operator-validator"]
+    # The Object is only as ready as the DaemonSet it observes, and so is the composite.
+    assert (gate.ready == fnv1.READY_TRUE) is (want[0] == "True")
+    manifest = kit.struct_to_dict(gate.resource)
+    assert manifest["spec"]["managementPolicies"] == ["Observe"]
+    assert manifest["spec"]["providerConfigRef"] == {
+        "kind": "ProviderConfig",
+        "name": "vultr-ewr-kubernetes",
+    }
+
+
+def test_the_gate_stays_while_the_cluster_flaps() -> None:
+    observed = {"cluster": _cluster("False"), "gpu-operator-validator": _validator("True")}
+    observed["kubernetes-provider-config"] = {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "ProviderConfig",
+        "metadata": {"name": "vultr-ewr-kubernetes"},
+    }
+    rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
+    assert {"gpu-operator-validator", "kubernetes-provider-config"} <= set(rsp.desired.resources)
 
 
 def test_malformed_spec_is_a_fatal_result_not_a_crash() -> None:

@@ -390,4 +390,81 @@ def test_an_autoscaled_pool_brings_the_cluster_autoscaler_with_its_own_role() ->
     assert values["awsRegion"] == "us-east-1"
     assert values["rbac"]["serviceAccount"]["name"] == association["serviceAccount"]
     assert values["nodeSelector"] == {"modelplane.ai/system": "true"}
-    assert release["forProvider"]["chart"]["version"] == eks.AUTOSCALER_CHART["version"]
+    assert release["forProvider"]["chart"]["version"] == eks.AUTOSCALER_CHART.version == "9.57.0"
+
+
+EFA_POOL = replace(H200, name="gpu-efa", capacity_reservation_id=None, fabric=common.EFA)
+GROUPS = eks.EfaGroups("sg-cluster", "sg-efa")
+
+
+def test_an_efa_pool_brings_a_group_open_to_itself_in_both_directions() -> None:
+    manifests = eks.resources(_cluster(L4, EFA_POOL), GROUPS)
+    group = manifests["efa-security-group"]
+    assert (group["kind"], _for(group)["vpcIdSelector"]) == (
+        "SecurityGroup",
+        common.selector("vpc"),
+    )
+    rules = {k: manifests[k] for k in ("efa-ingress-self", "efa-egress-self")}
+    kinds = {m["kind"] for m in rules.values()}
+    assert kinds == {"SecurityGroupIngressRule", "SecurityGroupEgressRule"}
+    for rule in rules.values():
+        fields = _for(rule)
+        # All traffic (EFA's SRD is not TCP/UDP), only from and to the group itself.
+        assert fields["ipProtocol"] == "-1"
+        assert "cidrIpv4" not in fields
+        assert "fromPort" not in fields
+        own = common.selector("efa-security-group")
+        assert (
+            fields["securityGroupIdSelector"] == fields["referencedSecurityGroupIdSelector"] == own
+        )
+
+
+def test_no_efa_pool_no_efa_group() -> None:
+    assert not {k for k in eks.resources(_cluster(L4, H200)) if k.startswith("efa-")}
+
+
+def test_an_efa_pool_joins_the_group_and_keeps_the_cluster_s_own() -> None:
+    manifests = eks.resources(_cluster(L4, EFA_POOL), GROUPS)
+    group = _for(manifests["nodegroup-gpu-efa"])
+    template = manifests["launch-template-gpu-efa"]
+    assert group["launchTemplate"]["name"] == template["metadata"]["name"]
+    assert "capacityType" not in group
+    assert "diskSize" not in group
+    lt = _for(template)
+    # A launch template naming groups replaces EKS' default: the cluster's group stays.
+    assert lt["vpcSecurityGroupIds"] == ["sg-cluster", "sg-efa"]
+    assert "instanceMarketOptions" not in lt
+    assert lt["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 500
+    assert "launch-template-gpu-l4" not in manifests, "a pool without EFA keeps EKS' default"
+
+
+def test_an_efa_capacity_block_pool_has_one_template_for_both() -> None:
+    pool = replace(H200, fabric=common.EFA)
+    lt = _for(eks.resources(_cluster(pool), GROUPS)["launch-template-gpu-h200"])
+    assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert lt["vpcSecurityGroupIds"] == ["sg-cluster", "sg-efa"]
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        pytest.param(None, id="nothing-reported"),
+        pytest.param(eks.EfaGroups("sg-cluster", ""), id="no-efa-group-id"),
+        pytest.param(eks.EfaGroups("", "sg-efa"), id="no-cluster-group"),
+    ],
+)
+def test_an_efa_pool_waits_for_both_groups(groups: eks.EfaGroups | None) -> None:
+    manifests = eks.resources(_cluster(L4, EFA_POOL), groups)
+    assert "efa-security-group" in manifests, "the group itself does not wait"
+    assert "nodegroup-gpu-efa" not in manifests
+    assert "launch-template-gpu-efa" not in manifests
+    assert "nodegroup-gpu-l4" in manifests, "other pools do not wait"
+    assert eks.waiting_efa_pools(_cluster(L4, EFA_POOL), groups or eks.EfaGroups()) == ["gpu-efa"]
+
+
+def test_a_node_group_that_ran_without_the_group_is_left_as_it_is() -> None:
+    groups = eks.EfaGroups("", "", running_without=frozenset({"gpu-efa"}))
+    manifests = eks.resources(_cluster(EFA_POOL), groups)
+    assert "launchTemplate" not in _for(manifests["nodegroup-gpu-efa"])
+    assert _for(manifests["nodegroup-gpu-efa"])["diskSize"] == 500
+    assert "launch-template-gpu-efa" not in manifests

@@ -8,6 +8,8 @@ import pytest
 from modelplane.compose import _clouds, vultr_cluster
 from modelplane.domain.clouds import common, vultr
 
+from tests.loop.fakes import evaluate_query
+
 SPEC: dict[str, Any] = {
     "region": "ewr",
     "nodePools": [{"name": "gpu-l40s", "nodeCount": 1, "plan": "vcg-l40s-16c-180g-48vram"}],
@@ -128,3 +130,53 @@ def test_gpu_pool_scaling(
 )
 def test_status(ready: bool, want: dict[str, Any]) -> None:
     assert vultr.status(_cluster(), ready) == want
+
+
+def test_the_control_plane_is_highly_available_from_creation() -> None:
+    cluster = vultr.cluster(_cluster())
+    # VKE chooses HA at creation only: an existing cluster is never replaced for it.
+    assert cluster["spec"]["initProvider"] == {"haControlplanes": True}
+    assert "haControlplanes" not in cluster["spec"]["forProvider"]
+
+
+def test_the_gpu_operator_gate_observes_the_validator_daemonset() -> None:
+    out = vultr.workload_resources(_cluster())
+    assert sorted(out) == ["gpu-operator-validator", "kubernetes-provider-config"]
+    config = out["kubernetes-provider-config"]
+    assert config["metadata"]["name"] == "vultr-ewr-kubernetes"
+    assert config["spec"]["credentials"]["secretRef"] == {
+        "name": "vultr-ewr-kubeconfig",
+        "namespace": "ns",
+        "key": "kubeconfig",
+    }
+    gate = out["gpu-operator-validator"]["spec"]
+    assert gate["managementPolicies"] == ["Observe"], "VKE owns the operator: never write it"
+    assert gate["forProvider"]["manifest"] == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-operator-validator", "namespace": "gpu-operator"},
+    }
+    assert gate["readiness"]["policy"] == "DeriveFromCelQuery"
+
+
+@pytest.mark.parametrize(
+    ("node_count", "status", "ready"),
+    [
+        pytest.param(1, {"desiredNumberScheduled": 2, "numberReady": 2}, True, id="all-ready"),
+        pytest.param(1, {"desiredNumberScheduled": 2, "numberReady": 1}, False, id="one-pending"),
+        pytest.param(1, {"desiredNumberScheduled": 0, "numberReady": 0}, False, id="not-there"),
+        pytest.param(0, {"desiredNumberScheduled": 0, "numberReady": 0}, True, id="from-zero"),
+        pytest.param(1, {}, False, id="no-status"),
+    ],
+)
+def test_the_gate_query(node_count: int, status: dict[str, int], ready: bool) -> None:
+    pools = [{"name": "gpu-l40s", "nodeCount": node_count, "plan": "vcg-l40s-16c-180g-48vram"}]
+    query = vultr.validator_ready_query(_cluster(nodePools=pools))
+    assert evaluate_query(query, {"status": status}) is ready
+
+
+def test_no_gpu_pool_no_gate() -> None:
+    system = {"name": "workers", "role": "System", "plan": "vc2-6c-16gb", "nodeCount": 2}
+    assert sorted(vultr.workload_resources(_cluster(nodePools=[system]))) == [
+        "kubernetes-provider-config"
+    ]

@@ -223,3 +223,43 @@ def test_engines_that_claim_nothing_fit_a_full_pool(capacity: Capacity) -> None:
     full = dataclasses.replace(pool("h100", 0, gpu(count=8), nic(8)), capacity=capacity)
     placed = run(dep, fleet(cluster("c1", full)))
     assert where(placed) == [("c1", 0, ("h100",))]
+
+
+def test_a_gangs_pods_never_share_a_node_even_where_their_devices_would() -> None:
+    # Leader and Worker claim 2 GPUs each: on one 8-GPU node they would fit together,
+    # but a gang's pods run one per node (the docs), so one node holds no gang at all.
+    gang = engine("coder", leader(request("gpu", 2)), worker(1, request("gpu", 2)))
+    dep = deployment("coder", 1, gang)
+    assert run(dep, fleet(cluster("c1", _h100(nodes=1, capacity="Devices")))).replicas == ()
+    placed = run(dep, fleet(cluster("c1", _h100(nodes=2, capacity="Devices"))))
+    assert where(placed) == [("c1", 0, ("h100",))]
+    # Each of its pods takes a node of its own: nothing else fits beside them.
+    assert [(p.free_before, p.free_after) for p in placed.pools] == [(2, 0)]
+
+
+def test_a_gangs_pod_on_a_node_leaves_no_room_for_a_standalone_pod() -> None:
+    gang = engine("coder", leader(request("gpu", 2)), worker(1, request("gpu", 2)))
+    theirs = existing("coder", "c1", 0, {"coder": ("h100", 2)})
+    pods = sharing.pods([(sharing.gang(((NVIDIA, 2),)), 2)])
+    theirs = dataclasses.replace(theirs, engines=(PinnedEngine("coder", "h100", 2, pods),))
+    busy = fleet(cluster("c1", _h100(nodes=3, capacity="Devices")), replicas=[theirs])
+    placed = run(_four_gpu(2), busy)
+    assert len(placed.replicas) == 2  # both on node 3: 8 GPUs, two pods of 4
+    assert run(deployment("coder2", 1, gang), busy).replicas == ()  # one node left, needs two
+
+
+def test_a_refusal_names_fragmentation_when_the_free_devices_are_spread_out() -> None:
+    # Two 8-GPU nodes, each with 6 taken: 4 free in all, yet no node has 4 together.
+    six = sharing.pods([(((NVIDIA, 6),), 2)])
+    theirs = dataclasses.replace(
+        existing("other", "c1", 0, {"other": ("h100", 2)}),
+        engines=(PinnedEngine("other", "h100", 2, six),),
+    )
+    placed = run(_four_gpu(1), fleet(cluster("c1", _h100(capacity="Devices")), replicas=[theirs]))
+    (no_room,) = placed.passed_over[0].reasons
+    assert isinstance(no_room, NoRoom)
+    assert explain.cluster_reason(no_room) == (
+        f"pool h100 has 4 of 16 {NVIDIA} free, needs 1 pod of 4 {NVIDIA} on one node: "
+        f"enough are free in all, but spread over nodes (at most 2 {NVIDIA} on one node); "
+        "a node frees up when the pods on it go, or add nodes to the pool"
+    )

@@ -138,12 +138,19 @@ SECRET = "s3cr3t-t0ken"
         f"https://user:{SECRET}@127.0.0.1/",
         f"https://user:{SECRET}@api.example.com:http/",
         f"https://us/er:{SECRET}@api.example.com/",
+        # A '/' in the password ends the authority early: what reads as a port or host
+        # is the password's start.
+        f"https://user:{SECRET}/x@api.example.com/v1",
+        f"https://{SECRET}:pa/ss@api.example.com/v1",
+        f"https://user:{SECRET[:4]}/{SECRET[4:]}@api.example.com/v1",
+        f"https://{SECRET}/@api.example.com/v1",
     ],
 )
 def test_no_message_echoes_credentials(url: str) -> None:
     with pytest.raises(InvalidURLError) as raised:
         routing.parse_url(url)
     assert SECRET not in str(raised.value)
+    assert SECRET[:4] not in str(raised.value), "no part of it either"
 
 
 def test_upstream_speaks_tls_only_for_https() -> None:

@@ -352,7 +352,6 @@ def _mine(cluster_: str, index: int = 0, pool_: str = "gpu") -> ExistingReplica:
         pytest.param(
             cluster("a", pool("gpu", 1), taints=[MAINTENANCE]), None, id="noschedule-stays"
         ),
-        pytest.param(cluster("a", pool("gpu", 0)), None, id="capacity-not-rechecked"),
         pytest.param(
             cluster("a", pool("gpu", 1), taints=[EVICTING]), Evicted, id="noexecute-evicts"
         ),

@@ -27,8 +27,10 @@ from modelplane.domain.scheduling.fleet import (
 from modelplane.domain.scheduling.placement import (
     MOVE_REASONS,
     ClusterGone,
+    NotAdmitted,
     Placement,
     ScaledDown,
+    Unschedulable,
 )
 from modelplane.domain.taints import Taint, Toleration, untolerated
 
@@ -202,14 +204,49 @@ def test_retained_replicas_never_move(scenario: tuple[Deployment, Fleet]) -> Non
         # as many moving replicas as spec.replicas already keep running.
         reason = next((d.reason for d in placement.dropped if (d.cluster, d.index) == key), None)
         deleted = isinstance(reason, ClusterGone) and not reason.selecting
-        if isinstance(reason, MOVE_REASONS) and not deleted:
+        if isinstance(reason, (NotAdmitted, Unschedulable)):
+            # Not admitted and not Ready, it serves nothing: it goes at once only when
+            # no replacement can start.
+            enough = len(placement.moving) >= max(dep.replicas, 0)
+            assert placement.short > 0 or enough, f"{key} dropped though a replacement started"
+        elif isinstance(reason, MOVE_REASONS) and not deleted:
             assert len(placement.moving) >= max(dep.replicas, 0), f"{key} dropped early"
         if key in placed:
             assert placed[key].new is False
         # A dropped replica's cluster and index may be taken again by a new replica.
-        if not scaled and _may_stay(replica, dep, by_name):
+        if not scaled and _may_stay(replica, dep, by_name) and _admitted(replica, fleet):
             assert key in placed, f"{key} could stay"
     assert len(placement.replicas) <= max(dep.replicas, 0)
+
+
+def _admitted(replica: ExistingReplica, fleet: Fleet) -> bool:
+    """Whether every pool the replica charges admits it: first fit, oldest, then names.
+
+    Written from the rule, no scheduler code; a pool whose pods share nodes is not
+    judged here (True only when the replica charges none).
+    """
+    found = next((c for c in fleet.clusters if c.name == replica.cluster), None)
+    if found is None or found.pools is None:
+        return True
+    pools = {p.name: p for p in found.pools}
+    order = sorted(
+        (r for r in fleet.replicas if r.cluster == replica.cluster),
+        key=lambda r: (not r.ready, r.created, r.namespace, r.name, r.cluster, r.index),
+    )
+    for pinned in replica.engines:
+        pool = pools.get(pinned.pool)
+        if pool is None or not pinned.nodes:
+            continue
+        if pool.capacity == "Devices":
+            return False
+        used = 0
+        for other in order:
+            nodes = sum(e.nodes for e in other.engines if e.pool == pinned.pool)
+            if used + nodes <= pool.nodes:
+                used += nodes
+            elif other is replica:
+                return False
+    return True
 
 
 def _may_stay(replica: ExistingReplica, dep: Deployment, clusters: dict[str, FleetCluster]) -> bool:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from modelplane.domain import objects
 from modelplane.domain.workload import (
     DeviceRequest,
     Engine,
@@ -133,6 +134,37 @@ def test_topology(engine: Engine, kind: str, replicas: int, size: int | None) ->
         assert found["spec"]["leaderWorkerTemplate"]["size"] == size
     else:
         assert found["apiVersion"] == "apps/v1"
+
+
+ONE_PER_NODE = {
+    "labelSelector": {
+        "matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/group-key", "operator": "Exists"}]
+    },
+    "matchLabelKeys": ["leaderworkerset.sigs.k8s.io/group-key"],
+    "topologyKey": "kubernetes.io/hostname",
+}
+
+
+def test_a_gangs_pods_run_one_per_node() -> None:
+    found = workload(replica(gang(nodes=2)))
+    lwt = found["spec"]["leaderWorkerTemplate"]
+    for template in (lwt["leaderTemplate"], lwt["workerTemplate"]):
+        anti = template["spec"]["affinity"]["podAntiAffinity"]
+        assert anti["requiredDuringSchedulingIgnoredDuringExecution"] == [ONE_PER_NODE]
+    standalone = workload(replica(Engine("llm", (member(),))))
+    assert "affinity" not in standalone["spec"]["template"]["spec"]
+
+
+def test_a_gangs_own_anti_affinity_is_kept_beside_one_per_node() -> None:
+    theirs = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [theirs]}}
+    engine = Engine("llm", (member(Role.LEADER, affinity=affinity), member(Role.WORKER, nodes=1)))
+    lwt = workload(replica(engine))["spec"]["leaderWorkerTemplate"]
+    required = lwt["leaderTemplate"]["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert required == [theirs, ONE_PER_NODE]
+    assert affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [theirs]
 
 
 def test_every_engine_gets_its_own_workload_and_service() -> None:
@@ -611,7 +643,9 @@ def test_pd_disaggregates_only_when_the_uncached_prompt_is_long() -> None:
     assert config["kind"] == "EndpointPickerConfig"
     plugins = _plugins(config)
     decider = plugins["prefix-based-pd-decider"]
-    assert decider["parameters"]["nonCachedTokens"] >= 64, "short prompts stay on decode"
+    # llm-d-router's pd-epp-config.yaml for this release: one vLLM KV block (16 tokens).
+    assert decider["parameters"]["nonCachedTokens"] == 16
+    assert "approx-prefix-cache-producer" in plugins, "the prefix scorer needs its producer"
     handler = plugins["disagg-profile-handler"]
     assert handler["parameters"]["deciders"] == {"prefill": "prefix-based-pd-decider"}
     assert "always-disagg-pd-decider" not in plugins
@@ -655,6 +689,7 @@ def test_unified_serving_goes_through_the_picker(engines: tuple[Engine, ...]) ->
     plugins = _plugins(config)
     assert {"prefix-cache-scorer", "queue-scorer", "max-score-picker"} <= plugins.keys()
     assert "single-profile-handler" in plugins
+    assert "approx-prefix-cache-producer" in plugins, "the prefix scorer needs its producer"
     assert not {"prefill-filter", "decode-filter", "prefix-based-pd-decider"} & plugins.keys()
     _every_reference_is_declared(config)
     assert {
@@ -763,7 +798,9 @@ def test_objects_name_the_provider_config_and_follow_their_workload(
         readiness = spec["readiness"]
         if item.workload:
             assert readiness["policy"] == "DeriveFromCelQuery", item.key
-            assert '"Available"' in readiness["celQuery"], item.key
+            kind = item.resource["spec"]["forProvider"]["manifest"]["kind"]
+            assert readiness["celQuery"] == objects.workload_query(kind), item.key
+            assert '"Available"' not in readiness["celQuery"], item.key
         elif item.kind == "HTTPRoute":
             assert '"Accepted"' in readiness["celQuery"]
         else:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 from modelplane.dev import engine, render
-
-from tests.loop import fleets
-from tests.loop.harness import ControlPlane, PassRecord, function_targets
+from modelplane.dev.loop import fleets
+from modelplane.dev.loop.harness import ControlPlane, PassRecord, function_targets
 
 STARTUP_TIMEOUT_SECONDS = 120.0
 """Generous: a loaded 2-core machine takes its time to import grpc and pydantic."""

@@ -1,6 +1,6 @@
 """The system contract under Crossplane's real loop (issue 9, item 5).
 
-Every example fleet is reconciled from scratch by :mod:`tests.loop.harness` (Crossplane's
+Every example fleet is reconciled from scratch by :mod:`modelplane.dev.loop.harness` (Crossplane's
 own composite reconciler, the real functions over gRPC, fake providers that report every
 managed resource Ready) and must:
 
@@ -36,11 +36,9 @@ from typing import Any
 
 import pytest
 from modelplane.dev import validate
-
-from tests.loop import fleets
-from tests.loop.conftest import Converged, Fleets
-from tests.loop.fakes import Flap, Key, Obj, describe, get_path
-from tests.loop.harness import (
+from modelplane.dev.loop import fleets
+from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, get_path
+from modelplane.dev.loop.harness import (
     ControlPlane,
     PassRecord,
     Reconciled,
@@ -48,6 +46,8 @@ from tests.loop.harness import (
     condition_line,
     history_text,
 )
+
+from tests.loop.conftest import Converged, Fleets
 
 pytestmark = pytest.mark.loop
 

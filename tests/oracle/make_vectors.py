@@ -1254,7 +1254,27 @@ def cases() -> list[dict[str, Any]]:
     for i, (a, b) in enumerate(VERSION_PAIRS):
         out.append({"id": f"semver-pair-{i}", "semver": a, "other": b})
     out += edge_cases()
+    out += near_limit_cases()
     return out
+
+
+# Admitted selectors whose actual runtime cost comes close to Kubernetes' limit: the cost
+# that decides a verdict (now that no clock does) must be cel-go's to the unit. Placed
+# last so that adding them left every earlier vector's line where it was.
+NEAR_LIMIT = [
+    "lists.range(100).all(i, lists.range(100).all(j, lists.range(13).all(k, k >= 0)))",
+    "lists.range(100).all(i, lists.range(100).all(j, lists.range(13).all(k, k < 1299)))",
+    "lists.range(100).exists(i, lists.range(100).exists(j, lists.range(12).exists(k, k < 0)))",
+    "lists.range(1000).all(i, lists.range(100).all(j, j != i + 2000))",
+    "lists.range(999).map(i, i * 2).filter(x, x % 3 == 0).size() == 333",
+]
+
+
+def near_limit_cases() -> list[dict[str, Any]]:
+    return [
+        {"id": f"near-limit-{i}", "expression": e, "device": DEVICES["h100"]}
+        for i, e in enumerate(NEAR_LIMIT)
+    ]
 
 
 def edge_cases() -> list[dict[str, Any]]:

@@ -17,8 +17,13 @@ MD = "modelplane.ai/v1alpha1"
 
 
 def simulate(*args: str) -> Result:
-    """Run `modelplane simulate` in process."""
-    return CliRunner().invoke(main, ["simulate", *args])
+    """Run `modelplane simulate` in process, on the simulator's own reading alone.
+
+    These tests write small hypothetical fleets (a cluster with status only, a pod
+    template without an ``engine`` container) to exercise the simulator itself; the XRD
+    check in front of it (``--validate``, the default) is tested in tests/dev/test_checks.py.
+    """
+    return CliRunner().invoke(main, ["simulate", "--no-validate", *args])
 
 
 def simulate_data(*args: str) -> dict[str, Any]:

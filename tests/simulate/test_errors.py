@@ -136,6 +136,26 @@ def _event(event: dict[str, Any]) -> list[dict[str, Any]]:
             "timeline[1].events[1]: ModelDeployment ml/a: spec.template.spec.tolerations[0].operator",
             id="invalid-edit",
         ),
+        pytest.param(
+            {"loseNodes": {"cluster": "c1", "pool": "q", "nodes": 1}},
+            "timeline[1].events[1]: InferenceCluster c1 has no pool q (it has: p)",
+            id="lose-nodes-of-an-unknown-pool",
+        ),
+        pytest.param(
+            {"cordonNodes": {"cluster": "c1", "pool": "p", "nodes": -1}},
+            "timeline[1].events[1].cordonNodes.nodes: must be a whole number of at least 0",
+            id="cordon-a-negative-count",
+        ),
+        pytest.param(
+            {"restoreNodes": {"cluster": "c9", "pool": "p"}},
+            "timeline[1].events[1]: no InferenceCluster c9 (the fleet has: c1)",
+            id="restore-an-unknown-cluster",
+        ),
+        pytest.param(
+            {"race": {"deployments": ["ml/a"]}},
+            "timeline[1].events[1].race.deployments: unknown field",
+            id="race-takes-no-fields",
+        ),
     ],
 )
 def test_bad_event(tmp_path: Path, event: dict[str, Any], message: str) -> None:

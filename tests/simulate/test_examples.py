@@ -34,28 +34,33 @@ def _project(step: dict[str, Any]) -> dict[str, Any]:
     """A step of `-o json` in the expected files' form."""
     nodes = step["modes"]["declared"]
     assert nodes["converged"], f"step {step['index']} did not settle"
-    return {
-        "step": step["index"],
-        "passes": nodes["passes"],
-        "replicas": {
-            d["deployment"]: sorted(_replica(r) for r in d["replicas"])
-            for d in nodes["deployments"]
-        },
-        "moves": [
-            f"{m['deployment']}: {m['from']} -> {m['to']} ({m['reason']})" for m in nodes["moves"]
-        ],
-        "shortfalls": [
-            {
-                "deployment": s["deployment"],
-                "placed": s["placed"],
-                "wanted": s["wanted"],
-                "reason": s["reason"],
-                "clusters": {c["cluster"]: c["reasons"] for c in s["clusters"]},
-            }
-            for s in nodes["shortfalls"]
-        ],
-        "pools": _pools(nodes),
-    } | ({"rollout": [_rollout(r) for r in nodes["rollout"]]} if nodes.get("rollout") else {})
+    return (
+        {
+            "step": step["index"],
+            "passes": nodes["passes"],
+            "replicas": {
+                d["deployment"]: sorted(_replica(r) for r in d["replicas"])
+                for d in nodes["deployments"]
+            },
+            "moves": [
+                f"{m['deployment']}: {m['from']} -> {m['to']} ({m['reason']})"
+                for m in nodes["moves"]
+            ],
+            "shortfalls": [
+                {
+                    "deployment": s["deployment"],
+                    "placed": s["placed"],
+                    "wanted": s["wanted"],
+                    "reason": s["reason"],
+                    "clusters": {c["cluster"]: c["reasons"] for c in s["clusters"]},
+                }
+                for s in nodes["shortfalls"]
+            ],
+            "pools": _pools(nodes),
+        }
+        | _overcommitted(nodes)
+        | ({"rollout": [_rollout(r) for r in nodes["rollout"]]} if nodes.get("rollout") else {})
+    )
 
 
 def _rollout(row: dict[str, Any]) -> str:
@@ -64,11 +69,28 @@ def _rollout(row: dict[str, Any]) -> str:
     return f"pass {row['pass']}: {counts} {row['progressing']}"
 
 
+def _overcommitted(mode: dict[str, Any]) -> dict[str, Any]:
+    """Pools that do not admit all they run, with whom (as ``cluster/index``), if any."""
+    where = {
+        r["name"]: f"{r['cluster']}/{r['index']}"
+        for d in mode["deployments"]
+        for r in d["replicas"]
+    }
+    found = {
+        f"{p['cluster']}/{p['pool']}": [where.get(n, n) for n in p["overcommitted"]]
+        for p in mode["pools"]
+        if p.get("overcommitted")
+    }
+    return {"overcommitted": found} if found else {}
+
+
 def _pools(mode: dict[str, Any]) -> dict[str, str]:
-    """Pools as ``used/nodes``, and where pods share nodes ``(claimed/devices devices)``."""
+    """Pools as ``used/nodes``, and where pods share nodes ``(claimed/devices devices)``;
+    a pool that observes fewer nodes than it declares adds ``(N declared)``."""
     return {
         f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}"
         + (f" ({p['devicesUsed']}/{p['devices']} devices)" if p["capacity"] == "Devices" else "")
+        + (f" ({p['declared']} declared)" if p.get("declared") else "")
         for p in mode["pools"]
     }
 

@@ -23,7 +23,8 @@ FLEET="${FLEET:-examples/getting-started/platform.yaml examples/getting-started/
 FLEET_CLUSTERS="${FLEET_CLUSTERS:-2}"
 # provider-kubernetes' own listeners, clear of Crossplane's (8080, 8081, 9443, 9444).
 PK_METRICS=127.0.0.1:18080 PK_PROBE=127.0.0.1:18081 PK_WEBHOOK=19443
-KCM_CONTROLLERS=node-lifecycle-controller,deployment-controller,replicaset-controller,resourceclaim-controller,job-controller,statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
+# pod-garbage-collector-controller: pods bound to a deleted node go, as in a real cluster.
+KCM_CONTROLLERS=node-lifecycle-controller,deployment-controller,replicaset-controller,resourceclaim-controller,job-controller,statefulset-controller,garbage-collector-controller,pod-garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
 export FLEET_STATE="$state" E2E_STATE="$e2e_state"
 
 log() { printf '%s fleet: %s\n' "$(date +%T)" "$*" >&2; }

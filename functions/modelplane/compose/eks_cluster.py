@@ -3,7 +3,9 @@
 Steps, each waiting for what it needs:
 
 1. The network, IAM roles, EKS cluster, add-ons, node groups, EFS and the ClusterAuth
-   that writes the kubeconfig Secret (:mod:`modelplane.domain.clouds.eks`).
+   that writes the kubeconfig Secret (:mod:`modelplane.domain.clouds.eks`); where a pool
+   uses EFA, the EFA security group, and that pool's launch template and node group once
+   EKS reports the cluster security group and AWS the EFA group's id (``EFAReady``).
 2. Once the ClusterAuth is Ready: ``status.kubeconfigSecretRef``, and a
    provider-kubernetes ProviderConfig for the cluster (and a provider-helm one plus the
    cluster autoscaler's Release, where a pool autoscales).
@@ -35,7 +37,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     name = kit.meta(xr).name
     try:
         cluster = _cluster(xr)
-        manifests = eks.resources(cluster)
+        efa = _efa_groups(req, cluster)
+        manifests = eks.resources(cluster, efa)
     except common.ClusterError as exc:
         # Fatal keeps every resource already composed: a bad edit never tears a cluster down.
         response.fatal(rsp, f"cannot compose EKSCluster {name}: {exc}")
@@ -51,12 +54,59 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     # What goes on the cluster waits for the ClusterAuth and the file system; once there,
     # it stays while either flaps.
     kit.hold(req, rsp, eks.WORKLOAD_KEYS)
+    # An EFA pool's node group, once made, stays while the groups' ids flap.
+    waiting = eks.waiting_efa_pools(cluster, efa)
+    kit.hold(req, rsp, [k for p in waiting for k in (f"nodegroup-{p}", f"launch-template-{p}")])
     status: dict[str, Any] = {"cache": {"storageClassName": eks.STORAGE_CLASS}}
     if kubeconfig is not None:
         status["kubeconfigSecretRef"] = kubeconfig
     kit.set_status(rsp, status)
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
     _conditions(req, rsp, kubeconfig is not None)
+    _efa_condition(rsp, cluster, efa)
+
+
+def _efa_groups(req: fnv1.RunFunctionRequest, cluster: common.CloudCluster) -> eks.EfaGroups:
+    """Return the security groups EFA pools join, as far as AWS has reported them."""
+    plane = common.at_provider(kit.observed(req, eks.CLUSTER_KEY)).get("vpcConfig")
+    cluster_group = plane.get("clusterSecurityGroupId") if isinstance(plane, dict) else None
+    efa_group = common.at_provider(kit.observed(req, eks.EFA_SECURITY_GROUP_KEY)).get("id")
+    running_without = frozenset(
+        pool.name
+        for pool in eks.efa_pools(cluster)
+        if (group := kit.observed(req, f"nodegroup-{pool.name}")) is not None
+        and not kit.field(group, "spec", "forProvider", "launchTemplate")
+    )
+    return eks.EfaGroups(
+        str(cluster_group or ""), str(efa_group or ""), running_without=running_without
+    )
+
+
+def _efa_condition(
+    rsp: fnv1.RunFunctionResponse, cluster: common.CloudCluster, efa: eks.EfaGroups
+) -> None:
+    pools = eks.efa_pools(cluster)
+    if not pools:
+        return
+    waiting = eks.waiting_efa_pools(cluster, efa)
+    if waiting:
+        message = (
+            f"the node groups of EFA pools {', '.join(waiting)} wait for the cluster security "
+            "group and the EFA security group's ids"
+        )
+        kit.set_condition(rsp, "EFAReady", False, "WaitingForSecurityGroups", message)
+        kit.set_ready(rsp, False)  # a pool the user asked for does not exist yet
+        return
+    kept = sorted(efa.running_without)
+    if kept:
+        message = (
+            f"EFA pools {', '.join(kept)} already run without the EFA security group; EKS "
+            "cannot add it to an existing node group: recreate the pool to join it"
+        )
+        kit.set_condition(rsp, "EFAReady", False, "NodeGroupPredatesSecurityGroup", message)
+        return
+    names = ", ".join(p.name for p in pools)
+    kit.set_condition(rsp, "EFAReady", True, "Available", f"EFA pools {names} share its group")
 
 
 def _cluster(xr: dict[str, Any]) -> common.CloudCluster:

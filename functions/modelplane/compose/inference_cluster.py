@@ -30,6 +30,7 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
+from modelplane.compose import cluster_capacity
 from modelplane.domain import api, usage
 from modelplane.domain import cluster as domain
 from modelplane.models.inferenceclass import InferenceClass
@@ -59,7 +60,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     # What runs on the cluster, in every namespace: it holds the cluster.
     kit.require(rsp, "replicas", GROUP, "ModelReplica", match_labels={api.CLUSTER_LABEL: name})
     kit.require(rsp, "caches", GROUP, "ModelCache", match_labels={})
-    if not all(kit.was_required(req, r) for r in ("classes", "replicas", "caches")):
+    observing = cluster_capacity.require(rsp, name)  # what the workload cluster shows
+    if not all(kit.was_required(req, r) for r in ("classes", "replicas", "caches", *observing)):
         kit.asking(req, rsp)  # Crossplane calls again with the classes and the users
         return
     InferenceCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
@@ -71,6 +73,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     status["gpuPools"] = domain.keep_flapping_pools(
         pools, published, (xr.get("status") or {}).get("gpuPools") or []
     )
+    observation = cluster_capacity.observe(req, [p.name for p in pools])
+    status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:
         problems += domain.provisioning_problems(source, pools, classes)
@@ -82,14 +86,16 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         _provider_configs(rsp, name, kubeconfig, _identity(req, spec))
         status["providerConfigRef"] = {"name": name}
         _serving_stack(rsp, name, source)
+        cluster_capacity.compose_collections(rsp, name)
     else:
         # The kubeconfig is gone for a moment (the cloud cluster flaps): what reaches
         # the cluster stays, and so does what the fleet reads from this cluster.
-        kit.hold(req, rsp, [*PROVIDER_CONFIGS, STACK_KEY])
+        kit.hold(req, rsp, [*PROVIDER_CONFIGS, STACK_KEY, *cluster_capacity.KEYS])
     status.update(_observed_status(req, spec))
     kit.set_status(rsp, status)
     kit.keep_status(req, rsp, "providerConfigRef", "gateway", "cache")
     _conditions(req, rsp, source, kubeconfig, problems)
+    cluster_capacity.set_condition(rsp, observation)
     _hold_while_used(req, rsp, name)
 
 

@@ -59,7 +59,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     progress = domain.gate(steps, _observed(req))
     for step in progress.composed:
         kit.compose(rsp, step.key, step.resource)
-    address = domain.gateway_address(kit.observed(req, domain.GATEWAY_KEY))
+    address, unreadable = domain.read_gateway_address(kit.observed(req, domain.GATEWAY_KEY))
+    if unreadable is not None:
+        kit.warn(rsp, f"Object {domain.GATEWAY_KEY}: {unreadable}; read as no address yet")
     if address:
         kit.set_status(rsp, {"gateway": {"address": address}})
     kit.keep_status(req, rsp, "gateway")  # a Gateway that flaps keeps its published address

@@ -2,7 +2,10 @@
 
 Composes the managed resources :mod:`modelplane.domain.clouds.vultr` builds (the GPU
 pools reference the cluster, so the provider attaches them once it exists) and reports
-the kubeconfig Secret once the cluster is Ready.
+the kubeconfig Secret once the cluster is Ready. Then, through a provider-kubernetes
+ProviderConfig of its own, it observes the GPU operator's validator DaemonSet: that
+Object is ready only when the GPU nodes' drivers are, so the VultrCluster is not Ready
+before (``GPUOperatorReady`` says where it stands).
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     except common.ClusterError as exc:
         response.fatal(rsp, f"cannot compose VultrCluster {kit.meta(xr).name}: {exc}")
         return
-    for key, manifest in sorted(vultr.resources(cluster).items()):
-        kit.compose(rsp, key, manifest)
     ready = kit.is_ready(kit.observed(req, vultr.CLUSTER_KEY))
+    manifests = vultr.resources(cluster)
+    if ready:
+        manifests.update(vultr.workload_resources(cluster))
+    for key, manifest in sorted(manifests.items()):
+        kit.compose(rsp, key, manifest)
+    # What reaches the cluster waits for it once; then it stays while the cluster flaps.
+    kit.hold(req, rsp, vultr.WORKLOAD_KEYS)
     kit.set_status(rsp, vultr.status(cluster, ready))
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
     if ready:
@@ -39,3 +47,21 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.set_condition(
             rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the VKE cluster"
         )
+    _gpu_operator_condition(req, rsp, bool(cluster.pools))
+
+
+def _gpu_operator_condition(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, has_gpus: bool
+) -> None:
+    gate = kit.observed(req, vultr.GPU_OPERATOR_KEY)
+    where = f"DaemonSet {vultr.GPU_OPERATOR_NAMESPACE}/{vultr.GPU_OPERATOR_VALIDATOR}"
+    if not has_gpus:
+        kit.set_condition(rsp, "GPUOperatorReady", True, "NoGPUPools", "no GPU pool to validate")
+    elif kit.is_ready(gate):
+        kit.set_condition(rsp, "GPUOperatorReady", True, "Available", f"{where}: every pod ready")
+    elif gate is None:
+        message = "waiting for the kubeconfig to observe the GPU operator"
+        kit.set_condition(rsp, "GPUOperatorReady", False, "WaitingForCluster", message)
+    else:
+        message = f"{where}: not every GPU node's drivers are validated yet"
+        kit.set_condition(rsp, "GPUOperatorReady", False, "Validating", message)

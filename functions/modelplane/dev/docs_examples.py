@@ -491,7 +491,9 @@ def drift(examples: Path, expected: Mapping[str, str]) -> list[str]:
 
 
 def _authored(path: str) -> bool:
-    return any(path.startswith(folder + "/") for folder in AUTHORED)
+    # recipes/<recipe>/fleet/: written by modelplane.dev.recipe_fleets, not from the docs.
+    recipe_fleet = path.startswith("recipes/") and path.split("/")[2:3] == ["fleet"]
+    return recipe_fleet or any(path.startswith(folder + "/") for folder in AUTHORED)
 
 
 _INTRO = """\
@@ -529,6 +531,12 @@ ModelService `qwen`. Its top-level files are copies of the docs' files:
 needs, the InferenceCluster `eks-us-east` with the status our function publishes (GPU
 pools, gateway address, Ready) and the InferenceGateway `default` with its address.
 Nobody applies these; the renderer reads them in place of the documents they mirror.
+
+Each `recipes/<recipe>/fleet/` is not from the docs either: it holds the recipe's
+InferenceClusters with the status Modelplane publishes once they run (GPU pools from
+their classes, a gateway address, Ready), written by `python -m
+modelplane.dev.recipe_fleets`, so that `make render EXAMPLE=examples/recipes/<recipe>`
+and `modelplane plan examples/recipes/<recipe>` place the recipe's model.
 
 ## Files and the docs lines they come from
 

@@ -26,6 +26,11 @@ other file to every composite of PATH in whose namespace its documents are. They
 handed to the reconciler as composed by the composite (its controller reference is
 added where missing), so what the pipeline no longer desires is garbage collected.
 
+Before anything renders, every Modelplane document PATH holds (``fleet/`` and
+``observed/`` included) is validated against the XRDs (:mod:`modelplane.dev.checks`):
+an unknown field, a wrong type or a kind no XRD defines stops the render with a
+kubectl-style message and exit code 1.
+
 Each composite prints as YAML: the composite as the reconciler left it (status and
 conditions, ``Synced`` and ``Ready`` among them), then what it composed, then a
 ``kind: Event`` document per event the reconciler emitted (function results among them,
@@ -59,7 +64,7 @@ import grpc
 import yaml
 
 from modelplane import registry
-from modelplane.dev import engine, tree
+from modelplane.dev import checks, engine, tree
 
 ROOT = Path(__file__).resolve().parents[3]
 CRANK = ROOT / "bin" / "crank"  # only for `crank beta validate` (modelplane.dev.schemas)
@@ -482,6 +487,27 @@ def _skipped(path: Path) -> list[str]:
     return sorted(kinds - set(registry.COMPOSERS))
 
 
+def inputs_of(path: Path) -> list[checks.Located]:
+    """Return every document :func:`render_path` reads for ``path``, with its file."""
+    base = path if path.is_dir() else path.parent
+    found = checks.located([path], recursive=False)
+    for below in ("fleet", "observed"):
+        if (base / below).is_dir():
+            found += checks.located([base / below])
+    return found
+
+
+def invalid_inputs(path: Path) -> list[str]:
+    """Return the problems of ``path``'s Modelplane documents (see :mod:`modelplane.dev.checks`).
+
+    A kind in our API groups that no XRD defines is one: rendering it would render nothing.
+    """
+    try:
+        return checks.check(inputs_of(path))
+    except (ValueError, checks.ChecksUnavailableError) as err:
+        return [str(err)]
+
+
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -521,7 +547,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def yaml_text(path: Path, rendered: Iterable[Rendered]) -> str:
-    """Return the YAML of ``path``'s renders: per composite a ``# ----`` header, then its docs."""
+    """Return the YAML of ``path``'s renders: per composite a ``# ----`` header, then its docs.
+
+    Every document starts with ``---``, the first of each composite too: without it the
+    next composite's first document would continue the previous composite's last one
+    (its keys merged into the same mapping), which a strict loader rejects.
+    """
     out: list[str] = []
     for one in rendered:
         if one.output is None:
@@ -529,7 +560,7 @@ def yaml_text(path: Path, rendered: Iterable[Rendered]) -> str:
         origin = f"composed by {one.composed_by}" if one.composed_by else str(path)
         out.append(f"# ---- {describe(one.xr)} ({origin})\n")
         out += [f"# deleted: {describe(gone)}\n" for gone in one.output.deleted]
-        out.append(yaml.safe_dump_all(one.docs, sort_keys=False))
+        out.append(yaml.safe_dump_all(one.docs, sort_keys=False, explicit_start=True))
     return "".join(out)
 
 
@@ -568,6 +599,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not path.exists():
             print(f"render: {path} does not exist", file=sys.stderr)
             return 2
+        problems = invalid_inputs(path)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            print(f"render: {path}: invalid input, nothing rendered", file=sys.stderr)
+            return 1
         for kind in _skipped(path):
             print(f"# {path}: no function composes {kind} yet; not rendered", file=sys.stderr)
         try:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from modelplane.domain.objects import condition_query
+from modelplane.domain.objects import job_query
 from modelplane.domain.stack import ProviderConfig, wrap
 from modelplane.domain.workload import names
 
@@ -480,6 +480,4 @@ def _job(cache: Cache, cluster: CacheCluster, provider: ProviderConfig) -> Compo
             },
         },
     }  # fmt: skip
-    return _composed(
-        cache, cluster, provider, Step.HYDRATE, manifest, ready_when=condition_query("Complete")
-    )
+    return _composed(cache, cluster, provider, Step.HYDRATE, manifest, ready_when=job_query())

@@ -28,6 +28,75 @@ def condition_query(condition: str) -> str:
     )
 
 
+def _count(path: str, default: int = 0) -> str:
+    """A CEL expression for an integer field of the object, ``default`` when unset.
+
+    provider-kubernetes hands the object to CEL decoded from JSON, so its numbers are
+    doubles while literals are ints; ``double()`` makes every comparison one of doubles,
+    whatever the CEL version's rules for mixed numeric types.
+    """
+    return f"double(has(object.{path}) ? object.{path} : {default})"
+
+
+_GENERATION_SEEN = (
+    "(!has(object.metadata.generation) || "
+    "(has(object.status.observedGeneration) && "
+    "double(object.status.observedGeneration) >= double(object.metadata.generation)))"
+)
+
+
+def deployment_query() -> str:
+    """Return the readiness query of a Deployment: every desired pod runs, updated.
+
+    ``Available=True`` only means "minimum availability", which is ``replicas -
+    maxUnavailable``: with one replica and ``maxUnavailable: 1`` it holds with no pod
+    at all. So, as ``kubectl rollout status`` does, read the counts: the controller saw
+    the current spec, every desired pod is updated and available, and no old pod is left.
+    """
+    desired = _count("spec.replicas", 1)
+    updated = _count("status.updatedReplicas")
+    return (
+        f"has(object.status) && {_GENERATION_SEEN} && {updated} >= {desired} && "
+        f"{_count('status.availableReplicas')} >= {desired} && "
+        f"{_count('status.replicas')} <= {updated}"
+    )
+
+
+def leader_worker_set_query() -> str:
+    """Return the readiness query of a LeaderWorkerSet: every desired group ready, updated.
+
+    ``readyReplicas`` counts groups whose leader and workers are all ready;
+    ``updatedReplicas`` those on the current template.
+    """
+    desired = _count("spec.replicas", 1)
+    return (
+        f"has(object.status) && {_count('status.readyReplicas')} >= {desired} && "
+        f"{_count('status.updatedReplicas')} >= {desired}"
+    )
+
+
+def job_query() -> str:
+    """Return the readiness query of a Job: its pods succeeded as many times as it asks."""
+    return f"has(object.status) && {_count('status.succeeded')} >= {_count('spec.completions', 1)}"
+
+
+def workload_query(kind: str) -> str:
+    """Return the readiness query of a workload of ``kind``, judged by what runs.
+
+    Raises:
+        ValueError: a kind without a rule here (give it one rather than trust a condition).
+    """
+    match kind:
+        case "Deployment":
+            return deployment_query()
+        case "LeaderWorkerSet":
+            return leader_worker_set_query()
+        case "Job":
+            return job_query()
+    msg = f"no readiness rule for workload kind {kind!r}"
+    raise ValueError(msg)
+
+
 def wrap(
     name: str,
     namespace: str,

@@ -151,11 +151,20 @@ def parse_url(text: str) -> Upstream:
             raise InvalidURLError(msg)
     authority, slash, path = rest.partition("/")
     if "@" in authority:
-        msg = "the URL carries credentials (user@host); they are not supported in an endpoint URL"
-        raise InvalidURLError(msg)
-    host, port = _split_authority(authority, scheme)
-    kind, host = _classify(host)
+        raise InvalidURLError(_CREDENTIALS)
+    try:
+        host, port = _split_authority(authority, scheme)
+        kind, host = _classify(host)
+    except InvalidURLError:
+        if "@" in path:
+            # ``user:pa/ss@host``: the authority ends at the password's ``/``, and what
+            # reads as its host or port is part of the credentials: say nothing of it.
+            raise InvalidURLError(_CREDENTIALS) from None
+        raise
     return Upstream(scheme=scheme, host=host, kind=kind, port=port, path=slash + path)
+
+
+_CREDENTIALS = "the URL carries credentials (user@host); they are not supported in an endpoint URL"
 
 
 def _split_authority(authority: str, scheme: str) -> tuple[str, int]:

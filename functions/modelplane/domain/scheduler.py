@@ -16,6 +16,13 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
    keeps running exactly as it is, charging what it charged, while replacements are
    placed, and goes only once enough of them are Ready (make before break). An
    untolerated NoExecute taint is the exception the docs state: delete, then reschedule.
+   **Admit.** Every pool admits the existing replicas charged there in one order that
+   every reconcile of every deployment computes the same way from the same fleet
+   (:mod:`.scheduling.admission`: Ready first, then oldest, then namespace and name).
+   A replica of this deployment the order leaves beyond its pool's capacity (two
+   deployments raced for the last node, the pool shrank or lost nodes), or whose pods
+   stay unschedulable beyond the grace period, moves like an edit's move above, unless
+   it is Ready: a Ready replica is kept and reported, never moved for this.
 3. **Scale down.** Beyond ``spec.replicas``, drop from the cluster hosting the most
    of this deployment's replicas (ties: the greater cluster name), highest index first.
 4. **Fill.** Place the shortfall one replica at a time on the eligible cluster hosting
@@ -28,7 +35,8 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
 6. **Explain.** Every cluster that cannot take one more replica, or was not needed,
    gets typed reasons.
 
-Nothing new is placed while a device selector does not compile or the referenced
+Nothing new is placed while a device selector does not compile, runs past its CEL
+cost limit (counted in cost units, see ``scheduling.selectors``), or the referenced
 ModelCache is unresolved; what is placed stays placed.
 """
 
@@ -39,9 +47,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
 from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling.admission import OverCommit, Rank, rank
 from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
@@ -60,6 +67,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterDeselected,
     ClusterGone,
     ClusterReason,
+    CostlySelector,
     DroppedReplica,
     DropReason,
     Duplicate,
@@ -68,11 +76,13 @@ from modelplane.domain.scheduling.placement import (
     Held,
     Hold,
     InvalidSelector,
+    KeptOvercommitted,
     NoGateway,
     NoPoolFits,
     NoPoolForEngine,
     NoPools,
     NoRoom,
+    NotAdmitted,
     NotNeeded,
     NotReady,
     NotSelected,
@@ -86,33 +96,12 @@ from modelplane.domain.scheduling.placement import (
     PoolUsage,
     Repelled,
     ScaledDown,
+    Unschedulable,
 )
+from modelplane.domain.scheduling.selectors import CelSelectors, SelectorCostError
 from modelplane.domain.taints import NO_EXECUTE, untolerated
 
 __all__ = ["CelSelectors", "schedule"]
-
-
-class CelSelectors:
-    """The real DRA CEL engine: compiled once per expression, evaluations memoized by it."""
-
-    def __init__(self) -> None:
-        """Start with nothing compiled."""
-        self._compiled: dict[str, cel.Selector] = {}
-
-    def check(self, expression: str) -> str | None:
-        """Return None when ``expression`` compiles, else why it does not."""
-        try:
-            self._compiled[expression] = cel.compile_selector(expression)
-        except cel.SelectorError as exc:
-            return exc.reason
-        return None
-
-    def matches(self, expression: str, device: Device) -> bool:
-        """Tell whether ``expression`` is true for ``device``; an evaluation error is false."""
-        selector = self._compiled.get(expression)
-        if selector is None:
-            selector = self._compiled[expression] = cel.compile_selector(expression)
-        return selector.evaluate(device).matched
 
 
 def schedule(
@@ -141,7 +130,24 @@ def schedule(
     hold: Hold | None = invalid_selector(deployment, engine)
     if hold is None and cache is not None and not cache.resolved:
         hold = CacheUnresolved(cache.name)
-    return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
+    try:
+        return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
+    except SelectorCostError as exc:
+        # Held like an invalid selector: the run again, matching no selector at all.
+        costly = costly_selector(deployment, exc)
+        return _Run(deployment, fleet, cache, engine, costly, frozenset(ready)).placement()
+
+
+def costly_selector(deployment: Deployment, exc: SelectorCostError) -> CostlySelector:
+    """Name the first device request of the deployment that uses the costly selector."""
+    for engine in deployment.engines:
+        for member in engine.members:
+            for request in member.devices:
+                if exc.expression in request.selectors:
+                    return CostlySelector(
+                        engine.name, member.role, request.name, exc.expression, exc.message
+                    )
+    return CostlySelector("", "", "", exc.expression, exc.message)
 
 
 def invalid_selector(deployment: Deployment, selectors: Selectors) -> InvalidSelector | None:
@@ -168,6 +174,8 @@ class _Kept:
     replica: PlacedReplica
     charges: list[tuple[str, int, Pods]] = field(default_factory=list)
     name: str = ""
+    rank: Rank | None = None
+    source: ExistingReplica | None = None
 
 
 class _Desc(str):
@@ -215,6 +223,8 @@ class _Run:
         for replica in own:
             self._charge_recorded(replica, 1)
         self.before = self.ledger.snapshot()
+        self.others = others
+        self.kept_overcommitted: list[KeptOvercommitted] = []
         for replica in own:
             self._charge_recorded(replica, -1)
         self.own = own
@@ -224,6 +234,7 @@ class _Run:
     def placement(self) -> Placement:
         """Run retain, scale down, fill and explain; return the placement."""
         self._retain()
+        self._admit()
         self._relieve_overcommit()
         self._scale_down()
         if self.hold is None:
@@ -244,6 +255,9 @@ class _Run:
             selected=sum(1 for c in self.clusters.values() if self._not_selected(c) is None),
             pools=pools,
             moving=moving,
+            overcommitted=tuple(
+                sorted(self.kept_overcommitted, key=lambda k: (k.cluster, k.index))
+            ),
         )
 
     def _split(
@@ -281,7 +295,7 @@ class _Run:
                     self._keep(replica, tuple(placed))
             elif isinstance(outcome, PlacedReplica):
                 charges = [(e.pool, e.nodes, e.pods) for e in replica.engines]
-                self._add(_Kept(outcome, charges, replica.name))
+                self._add(_Kept(outcome, charges, replica.name, rank(replica), replica))
             else:
                 self._leave(replica, outcome)
         for replica, placed, missing in pending:
@@ -334,6 +348,53 @@ class _Run:
         engines = tuple(by_name[e.name] for e in self.deployment.engines)
         self._keep(replica, engines)
 
+    def _refused(self, own: Sequence[ExistingReplica]) -> dict[Rank, NotAdmitted | Unschedulable]:
+        """Say which of the deployment's replicas (``own``) their pools do not admit, and why.
+
+        Every other replica of the fleet charges, as it is, and of the deployment's own
+        those that stay (kept or moving): one it drops now (a duplicate, an evicted one)
+        is going and is not admitted ahead of anyone.
+        """
+        ledger = Ledger(self.clusters.values())
+        for replica in (*self.others, *own):
+            for pinned in replica.engines:
+                ledger.charge(
+                    replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank(replica)
+                )
+        mine = {rank(r): r for r in own}
+        refused: dict[Rank, NotAdmitted | Unschedulable] = {}
+        for cluster, pool in sorted({(r.cluster, e.pool) for r in own for e in r.engines}):
+            for found, charged, needed in ledger.overcommitted(cluster, pool):
+                candidate = mine.get(found)
+                if candidate is not None and found not in refused:
+                    over = _over(ledger, cluster, pool, charged, needed)
+                    refused[found] = NotAdmitted(candidate.engine_on(pool), over)
+        for found, replica in mine.items():
+            if replica.stuck and found not in refused:
+                refused[found] = Unschedulable(replica.stuck)
+        return refused
+
+    def _admit(self) -> None:
+        """Move the kept replicas admission refuses, unless Ready: those are reported."""
+        staying = [k.source for k in self.kept.values() if k.source is not None]
+        refused = self._refused([*staying, *(r for r, _ in self.moving)])
+        for key in sorted(self.kept):
+            kept = self.kept[key]
+            existing = kept.source
+            if existing is None or kept.rank is None:
+                continue
+            reason = refused.get(kept.rank)
+            if reason is None:
+                continue
+            if existing.ready or existing.name in self.ready:
+                if isinstance(reason, NotAdmitted):
+                    self.kept_overcommitted.append(
+                        KeptOvercommitted(key[0], key[1], existing.name, reason.engine, reason.over)
+                    )
+                continue
+            self._remove(*key)
+            self._move(existing, reason)
+
     def _relieve_overcommit(self) -> None:
         """Move retained replicas whose grown footprint overcommits their pool.
 
@@ -379,7 +440,10 @@ class _Run:
         if len(self.kept) >= wanted:
             return
         counts = Counter(cluster for cluster, _ in self.kept)
-        heap = [(counts[c], c) for c in self.clusters if not self._ineligible(c)]
+        # Pods that stayed unschedulable on a cluster tell what its pools declare is
+        # not what it runs: a replacement goes elsewhere.
+        stuck = {r.cluster for r, why in self.moving if isinstance(why, Unschedulable)}
+        heap = [(counts[c], c) for c in self.clusters if c not in stuck and not self._ineligible(c)]
         heapq.heapify(heap)
         while len(self.kept) < wanted and heap:
             count, name = heapq.heappop(heap)
@@ -405,7 +469,17 @@ class _Run:
             self.moving, key=lambda m: (m[0].name not in self.ready, m[0].cluster, m[0].index)
         )
         staying: list[DroppedReplica] = []
+        # A replica its pool does not admit, and not Ready, serves nothing: it stays
+        # only while a replacement starts; with no room for one it goes now, and the
+        # shortfall says why (its pods would wait for a node forever).
+        short = len(self.kept) < wanted
         for count, (replica, reason) in enumerate(order):
+            refused = isinstance(reason, (NotAdmitted, Unschedulable))
+            if refused and short and replica.name not in self.ready and not replica.ready:
+                self._charge_recorded(replica, -1)
+                self.reserved[replica.cluster].discard(replica.index)
+                self._drop(replica, reason)
+                continue
             if count < keep:
                 staying.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
                 continue
@@ -515,17 +589,18 @@ class _Run:
 
     def _keep(self, replica: ExistingReplica, engines: tuple[EnginePlacement, ...]) -> None:
         placed = PlacedReplica(replica.cluster, replica.index, engines)
-        self._add(_Kept(placed, [(e.pool, e.nodes, e.pods) for e in engines], replica.name))
+        charges = [(e.pool, e.nodes, e.pods) for e in engines]
+        self._add(_Kept(placed, charges, replica.name, rank(replica), replica))
 
     def _add(self, kept: _Kept) -> None:
         cluster, index = kept.replica.cluster, kept.replica.index
-        self._charge(cluster, kept.charges, 1)
+        self._charge(cluster, kept.charges, 1, kept.rank)
         self.kept[(cluster, index)] = kept
         self.indexes[cluster].add(index)
 
     def _remove(self, cluster: str, index: int) -> _Kept:
         kept = self.kept.pop((cluster, index))
-        self._charge(cluster, kept.charges, -1)
+        self._charge(cluster, kept.charges, -1, kept.rank)
         self.indexes[cluster].discard(index)
         return kept
 
@@ -558,16 +633,32 @@ class _Run:
         self.dropped.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
 
     def _charge_recorded(self, replica: ExistingReplica, sign: int) -> None:
+        order = rank(replica)
         for engine in replica.engines:
-            self.ledger.charge(replica.cluster, engine.pool, sign * engine.nodes, engine.pods)
+            self.ledger.charge(
+                replica.cluster, engine.pool, sign * engine.nodes, engine.pods, order
+            )
 
     def _charge_engines(self, cluster: str, engines: Iterable[EnginePlacement], sign: int) -> None:
         for engine in engines:
             self.ledger.charge(cluster, engine.pool, sign * engine.nodes, engine.pods)
 
-    def _charge(self, cluster: str, charges: Iterable[tuple[str, int, Pods]], sign: int) -> None:
+    def _charge(
+        self,
+        cluster: str,
+        charges: Iterable[tuple[str, int, Pods]],
+        sign: int,
+        order: Rank | None = None,
+    ) -> None:
         for pool, nodes, pods in charges:
-            self.ledger.charge(cluster, pool, sign * nodes, pods)
+            self.ledger.charge(cluster, pool, sign * nodes, pods, order)
+
+
+def _over(ledger: Ledger, cluster: str, pool: str, charged: int, needed: int) -> OverCommit:
+    """What an over-committed pool has and what is charged there, for the reason."""
+    unit = "pods" if ledger.shares(cluster, pool) else "nodes"
+    lost = ledger.observed_below_declared(cluster, pool)
+    return OverCommit(cluster, pool, ledger.nodes(cluster, pool), charged, needed, unit, lost)
 
 
 def _by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:

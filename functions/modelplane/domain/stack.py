@@ -128,7 +128,8 @@ class Chart:
     """A Helm chart, and the release it becomes on the cluster.
 
     Attributes:
-        component: The component it installs (its ``version`` overrides ``version``).
+        component: The component it installs (its ``version`` overrides ``version``), or
+            None for a chart a cloud cluster installs itself (the EKS cluster autoscaler).
         release: The Helm release's name on the cluster (and the step's key).
         name: The chart's name.
         repository: The chart repository (``https://`` or ``oci://``).
@@ -137,7 +138,7 @@ class Chart:
         label: What to call it in a condition message.
     """
 
-    component: Component
+    component: Component | None
     release: str
     name: str
     repository: str
@@ -158,6 +159,7 @@ NFD = "node-feature-discovery"
 DRA_DRIVER = "dra-driver-nvidia-gpu"
 DRANET = "aws-dranet"
 CSI_MOUNTED_FS_PATH = "csi-mounted-fs-path"
+CLUSTER_AUTOSCALER = "cluster-autoscaler"
 
 CHARTS: Mapping[str, Chart] = {c.release: c for c in (
     Chart(Component.CERT_MANAGER, CERT_MANAGER, "cert-manager", "https://charts.jetstack.io",
@@ -184,13 +186,22 @@ CHARTS: Mapping[str, Chart] = {c.release: c for c in (
     Chart(Component.DRANET, DRANET, "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0",
           "kube-system", "DRANET"),
     Chart(Component.CSI_MOUNTED_FS_PATH, CSI_MOUNTED_FS_PATH, "csi-mounted-fs-path",
-          "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "0.1.3", "kube-system",
+          "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "0.1.5", "kube-system",
           "the csi-mounted-fs-path CSI driver"),
+    Chart(None, CLUSTER_AUTOSCALER, "cluster-autoscaler", "https://kubernetes.github.io/autoscaler",
+          "9.57.0", "kube-system", "the cluster autoscaler"),
 )}  # fmt: skip
 """Every chart the stack installs and the version pinned for it, by release: the one
 place a chart version is written. The Gateway API CRD chart is Envoy Gateway's and
 moves with it (Envoy Gateway v1.8.3 bundles Gateway API v1.5.1); the AI Gateway's two
-charts move together."""
+charts move together. ``cluster-autoscaler`` is no stack component: the EKSCluster installs
+it where a pool autoscales (:func:`stack_charts` lists the stack's own)."""
+
+
+def stack_charts() -> dict[str, Chart]:
+    """Return the charts a ServingStack installs (those of a component), by release."""
+    return {k: c for k, c in CHARTS.items() if c.component is not None}
+
 
 GATEWAY_API_BUNDLE = "v1.5.1"
 """The Gateway API release whose CRDs the pinned Envoy Gateway CRD chart installs."""
@@ -315,6 +326,8 @@ class Stack:
         The CRD chart ships Envoy Gateway's CRDs too, so an Envoy Gateway version moves
         it along unless the Gateway API component names its own.
         """
+        if chart.component is None:
+            return chart.version
         own = self.setting(chart.component).version
         if own:
             return own
@@ -409,8 +422,12 @@ def plan(stack: Stack) -> tuple[Step, ...]:
         steps.append(_release(stack, AI_GATEWAY_CRDS))
         after = (AI_GATEWAY_CRDS, ENVOY_GATEWAY, *(k for k in crds if k != GATEWAY_API_CRDS))
         steps.append(_release(stack, AI_GATEWAY, needs=after))
-    for release in (LWS, PROMETHEUS, NFD):
-        if stack.enabled(CHARTS[release].component):
+    for release, component in (
+        (LWS, Component.LEADER_WORKER_SET),
+        (PROMETHEUS, Component.PROMETHEUS),
+        (NFD, Component.NODE_FEATURE_DISCOVERY),
+    ):
+        if stack.enabled(component):
             steps.append(_release(stack, release))
     if stack.enabled(Component.NVIDIA_DRA_DRIVER):
         steps.extend(_dra_driver(stack))
@@ -449,11 +466,51 @@ def gate(steps: Sequence[Step], observed: Mapping[str, bool]) -> Progress:
 
 def gateway_address(observed_gateway: Mapping[str, Any] | None) -> str:
     """Return the Gateway's first address from its Object's observed manifest ("" if none)."""
-    at_provider = ((observed_gateway or {}).get("status") or {}).get("atProvider") or {}
-    status = (at_provider.get("manifest") or {}).get("status") or {}
-    addresses = status.get("addresses") or []
-    first = addresses[0] if addresses and isinstance(addresses[0], Mapping) else {}
-    return str(first.get("value") or "")
+    address, _ = read_gateway_address(observed_gateway)
+    return address
+
+
+_ADDRESS_PATH = ("status", "atProvider", "manifest", "status", "addresses")
+
+
+def read_gateway_address(observed_gateway: Mapping[str, Any] | None) -> tuple[str, str | None]:
+    """The Gateway's first address ("" if none), and the field that could not be read.
+
+    The Object's status is the provider's and the Gateway controller's to write; a field
+    of the wrong type there reads as no address yet, and is named (``status.atProvider
+    is a list, not an object``) so the composite can say why it waits.
+    """
+    value: Any = observed_gateway or {}
+    walked: list[str] = []
+    for key in _ADDRESS_PATH:
+        if not isinstance(value, Mapping):
+            return "", f"{'.'.join(walked)} is {_kind_of(value)}, not an object"
+        walked.append(key)
+        value = value.get(key)
+        if value is None:
+            return "", None
+    if not isinstance(value, list):
+        return "", f"{'.'.join(walked)} is {_kind_of(value)}, not a list"
+    first = value[0] if value else {}
+    if not isinstance(first, Mapping):
+        return "", f"{'.'.join(walked)}[0] is {_kind_of(first)}, not an object"
+    found = first.get("value")
+    if found is not None and not isinstance(found, str):
+        return "", f"{'.'.join(walked)}[0].value is {_kind_of(found)}, not text"
+    return found or "", None
+
+
+def _kind_of(value: Any) -> str:
+    """A JSON value's type, as a message says it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else "null"
 
 
 GATEWAY_KEY = "gateway"
@@ -587,6 +644,10 @@ def _values(stack: Stack, release: str) -> dict[str, Any]:
         case "csi-mounted-fs-path":
             # Each volume is a directory under dataDir: it must be on the shared
             # filesystem every node group mounts, so all nodes see the same volumes.
+            # dataDir is the one value Nebius documents for this chart (its
+            # nebius-solution-library k8s-training filesystem.tf sets only it, at 0.1.5);
+            # no tolerations key is documented, so none is guessed (README, "Serving
+            # stack versions").
             return {"dataDir": nebius.CSI_DATA_DIR}
         case _:
             return {}
@@ -724,7 +785,7 @@ def _inference_extension(stack: Stack) -> list[Step]:
             f"the Inference Extension CRDs {version}",
             wrap(
                 _object_name(stack, _INFERENCE_EXTENSION_KEY), stack.namespace,
-                stack.provider_config, job, ready_when=objects.condition_query("Complete"),
+                stack.provider_config, job, ready_when=objects.job_query(),
             ),
             (_NAMESPACE_KEY, *(key for key, _ in rbac)),
         )

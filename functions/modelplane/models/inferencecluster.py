@@ -611,6 +611,56 @@ class Device(BaseModel):
     ]
 
 
+class Device1(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    count: Annotated[int, Field(ge=0)]
+    driver: Annotated[str, Field(max_length=63)]
+
+
+class UnavailableItem(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    detail: Annotated[
+        str | None,
+        Field(description="The taints the engine pods do not tolerate.", max_length=1024),
+    ] = None
+    name: Annotated[str, Field(max_length=253)]
+    reason: Literal["Deleting", "NotReady", "Cordoned", "Tainted"]
+
+
+class Observed(BaseModel):
+    """
+    The pool as its workload cluster shows it (provider-kubernetes observes the Nodes and ResourceSlices). Absent while the cluster is not observed (condition CapacityObserved=False, reason Declared): then the declared size stands. The scheduler counts the smaller of declared and observed.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    devices: Annotated[
+        list[Device1] | None,
+        Field(
+            description="Per DRA driver, the devices the ResourceSlices of those nodes publish.",
+            max_length=32,
+        ),
+    ] = None
+    nodes: Annotated[
+        int,
+        Field(
+            description="Nodes labelled modelplane.ai/pool=<name> that are Ready, not cordoned, not being deleted, and carry no NoSchedule or NoExecute taint but the GPU taint."
+        ),
+    ]
+    unavailable: Annotated[
+        list[UnavailableItem] | None,
+        Field(
+            description="The pool's nodes that are not counted, and why (the first 16).",
+            max_length=16,
+        ),
+    ] = None
+
+
 class GpuPool(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -631,6 +681,12 @@ class GpuPool(BaseModel):
     nodes: Annotated[
         int, Field(description="Nodes the pool can hold, maxNodeCount if set, else nodeCount.")
     ]
+    observed: Annotated[
+        Observed | None,
+        Field(
+            description="The pool as its workload cluster shows it (provider-kubernetes observes the Nodes and ResourceSlices). Absent while the cluster is not observed (condition CapacityObserved=False, reason Declared): then the declared size stands. The scheduler counts the smaller of declared and observed."
+        ),
+    ] = None
 
 
 class ProviderConfigRef(BaseModel):

@@ -50,8 +50,23 @@ PROGRESS_AFTER_SECONDS = 1.0
         "per pod (nodes), and every pool letting pods share a node's devices (devices)."
     ),
 )
+@click.option(
+    "--validate/--no-validate",
+    default=True,
+    show_default=True,
+    help=(
+        "Check the scenario's Modelplane documents against the XRDs first, as the API "
+        "server would (like kubectl's --validate). --no-validate plays a hypothetical "
+        "fleet the API server would refuse."
+    ),
+)
 def simulate(
-    scenario: Path, output: str, report: Path | None, max_passes: int, compare_capacity: bool
+    scenario: Path,
+    output: str,
+    report: Path | None,
+    max_passes: int,
+    compare_capacity: bool,
+    validate: bool,
 ) -> None:
     """Play a fleet's timeline through the scheduler and show where everything lands.
 
@@ -67,6 +82,8 @@ def simulate(
     """
     try:
         loaded = sc.load(scenario)
+        if validate:
+            _require_valid(scenario, loaded)
         progress = _Progress(sys.stderr)
         modes = rs.COMPARED if compare_capacity else rs.MODES
         result = engine.simulate(loaded, max_passes=max_passes, progress=progress, modes=modes)
@@ -89,13 +106,24 @@ def simulate(
         click.echo(f"warning: some steps did not settle within {passes}", err=True)
 
 
-def _write_report(result: Simulation, path: Path) -> None:
-    from modelplane.simulate import report  # noqa: PLC0415 - plotly loads only for a report
+def _require_valid(path: Path, loaded: sc.Scenario) -> None:
+    """Check the scenario's Modelplane documents (fleet and applied) against the XRDs."""
+    from modelplane.cli import require_valid  # noqa: PLC0415 - cli imports this module
+    from modelplane.dev.checks import Located  # noqa: PLC0415
 
-    try:
-        page = report.render(result)
-    except report.ReportUnavailableError as exc:
-        raise click.ClickException(str(exc)) from None
+    documents = [Located(f"{path}: {where}", doc) for where, doc in loaded.fleet]
+    for step in loaded.steps:
+        for located in step.events:
+            if isinstance(located.event, sc.Apply):
+                where = f"{path}: {located.where}"
+                documents += [Located(where, d) for d in located.event.documents]
+    require_valid(documents)
+
+
+def _write_report(result: Simulation, path: Path) -> None:
+    from modelplane.simulate import report  # noqa: PLC0415 - loaded only for a report
+
+    page = report.render(result)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page)

@@ -20,12 +20,14 @@ replicas.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
@@ -39,6 +41,7 @@ from modelplane.compose.model_deployment.fleet import (
 from modelplane.compose.model_deployment.manifests import compose_replicas
 from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling import explain
+from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
 from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
 from modelplane.simulate import results as rs
@@ -141,12 +144,15 @@ def _step(
         rs.Change(0, _ref(r.deployment), r.replica, r.cluster, "removed", r.reason) for r in removed
     ]
     converged, passes = False, 0
+    racing, world.racing = world.racing, False
     while passes < max_passes and not converged:
         passes += 1
         settling.planned = {}
         changed = False
+        # Racing reconciles all read the fleet as it was when the pass began.
+        snapshot = world.observed_replicas() if racing and passes == 1 else None
         for key in sorted(world.deployments):
-            changed |= _reconcile(world, key, passes, settling)
+            changed |= _reconcile(world, key, passes, settling, snapshot)
         changed |= world.start_replicas()
         converged = not changed
         if progress is not None:
@@ -165,8 +171,18 @@ def _step(
     )
 
 
-def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
-    """Reconcile one deployment against the shared ledger; tell whether anything changed."""
+def _reconcile(
+    world: World,
+    key: Key,
+    pass_: int,
+    settling: _Settling,
+    snapshot: list[structpb.Struct] | None = None,
+) -> bool:
+    """Reconcile one deployment against the shared ledger; tell whether anything changed.
+
+    ``snapshot``: the fleet's replicas as read when concurrent reconciles began (None:
+    as they are now, after the reconciles before this one).
+    """
     model, deployment = world.deployment(key)
     xr = world.deployments[key]
     spec = model.spec.template.spec if model.spec else None
@@ -178,7 +194,7 @@ def _reconcile(world: World, key: Key, pass_: int, settling: _Settling) -> bool:
         for name, doc in sorted(world.clusters.items())
         if _matches(doc, selector)  # Crossplane answers the requirement by these labels
     ]
-    replicas = world.observed_replicas()
+    replicas = snapshot if snapshot is not None else world.observed_replicas()
     cache_name = md.cache_name(model)
     found = world.caches.get((key[0], cache_name)) if cache_name else None
     cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
@@ -250,8 +266,9 @@ def _replace_owned(
     kept: set[str] = set()
     for manifest in desired:
         replica = Replica(manifest, started=False)
-        kept.add(replica.name)
         old = before.get(replica.name)
+        _stamp(replica.manifest, world, old)
+        kept.add(replica.name)
         if old is None:
             world.replicas[(replica.namespace, replica.name)] = replica
             settling.changes.append(rs.Change(pass_, dep, replica.name, replica.cluster, "placed"))
@@ -263,6 +280,7 @@ def _replace_owned(
                 or old.manifest.get("spec") == manifest.get("spec")  # only labelled now
             )
             replica.started = old.started and same
+            replica.started_at = old.started_at if replica.started else 0
             if not same:
                 what = f"template {_template(manifest)}"
                 settling.changes.append(
@@ -286,6 +304,15 @@ def _replace_owned(
                 rs.Change(pass_, dep, moving.name, moving.cluster, "moving", reason)
             )
     return changed
+
+
+def _stamp(manifest: dict[str, Any], world: World, old: Replica | None) -> None:
+    """Give a composed replica the creationTimestamp the API server gave (or gives) it."""
+    meta = manifest["metadata"]
+    if old is None:
+        meta["creationTimestamp"] = world.stamp()
+    elif "creationTimestamp" in old.manifest["metadata"]:
+        meta["creationTimestamp"] = old.manifest["metadata"]["creationTimestamp"]
 
 
 def _record(world: World, key: Key, planned: md.Planned) -> rs.DeploymentRecord:
@@ -350,9 +377,13 @@ def _moves(changes: list[rs.Change]) -> tuple[rs.Move, ...]:
             placed[change.deployment].append(change)
         elif change.change == "removed" and change.reason not in (SCALED_DOWN, DELETED):
             left[change.deployment].append(change)
+    # A replica placed and gone again in the step (it lost a race) went nowhere.
+    gone_again = {(c.deployment, c.replica) for c in changes if c.change == "removed"}
     moves = []
     for deployment in sorted(left):
-        targets = iter(placed.get(deployment, []))
+        targets = iter(
+            p for p in placed.get(deployment, []) if (deployment, p.replica) not in gone_again
+        )
         for gone in left[deployment]:
             target = next(targets, None)
             moves.append(
@@ -379,11 +410,23 @@ def _pools(world: World) -> tuple[rs.PoolUse, ...]:
         owner = names.get((replica.namespace, replica.deployment))
         owner = owner or f"{replica.namespace}/{replica.deployment or replica.name}"
         for engine in replica.engines:
-            ledger.charge(replica.cluster, engine.pool, engine.nodes, engine.pods)
+            ledger.charge(replica.cluster, engine.pool, engine.nodes, engine.pods, rank(replica))
             shared = ledger.shares(replica.cluster, engine.pool)
             used = sum(sum(c for _, c in d) * n for d, n in engine.pods) if shared else engine.nodes
             users[(replica.cluster, engine.pool)][owner] += used
-    return tuple(_pool_use(ledger, key, users[key]) for key in sorted(ledger))
+    return tuple(
+        _admitted(ledger, key, _pool_use(ledger, key, users[key])) for key in sorted(ledger)
+    )
+
+
+def _admitted(ledger: Ledger, key: tuple[str, str], use: rs.PoolUse) -> rs.PoolUse:
+    """Say what the pool declares when it observes fewer nodes, and whom it does not admit."""
+    cluster, pool = key
+    declared = (
+        ledger.declared(cluster, pool) if ledger.observed_below_declared(cluster, pool) else 0
+    )
+    refused = tuple(order[3] for order, _, _ in ledger.overcommitted(cluster, pool))
+    return dataclasses.replace(use, declared=declared, overcommitted=refused)
 
 
 def _pool_use(ledger: Ledger, key: tuple[str, str], users: dict[str, int]) -> rs.PoolUse:

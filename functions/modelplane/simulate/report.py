@@ -1,12 +1,11 @@
 """The HTML report of a simulation: one self-contained page, charts included.
 
-The page holds plotly.js itself (from the ``plotly`` wheel, ``include_plotlyjs=True``),
-so it opens offline, from a file, years later. Sections: a summary per step, per-pool
-use over the timeline (a chart per capacity mode), who uses the nodes, the placement
-grid (cluster x deployment, per step), and every move and shortfall with its reason.
-
-``plotly`` is optional (``pip install 'modelplane[simulate]'``) and imported here only,
-when a report is written: the function server never loads it.
+The charts are SVG drawn here (:mod:`modelplane.simulate.svg`), so the page has no
+script and nothing to fetch: it opens offline, from a file, years later, and weighs
+tens of kilobytes. Sections: a summary per step, per-pool use over the timeline,
+replicas wanted against placed per deployment, who uses the nodes (a set of charts per
+capacity mode), the placement grid (cluster x deployment, per step), and every move
+and shortfall with its reason.
 """
 
 from __future__ import annotations
@@ -14,12 +13,10 @@ from __future__ import annotations
 import html
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from modelplane.simulate import results as rs
+from modelplane.simulate import svg
 from modelplane.simulate.table import plural
-
-INSTALL_HINT = "the HTML report needs plotly: pip install 'modelplane[simulate]'"
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
@@ -32,45 +29,38 @@ td.num { text-align: right; }
 td.gained { background: #dafbe1; } td.lost { background: #ffebe9; }
 td.short { background: #fff8c5; }
 .muted { color: #656d76; } .bad { color: #cf222e; font-weight: 600; }
-.plot { width: 100%; height: 460px; }
 """
 
 
-class ReportUnavailableError(RuntimeError):
-    """plotly is not installed."""
-
-
 def render(simulation: rs.Simulation) -> str:
-    """The whole page.
-
-    Raises:
-        ReportUnavailableError: plotly is not installed.
-    """
-    try:
-        import plotly.graph_objects as go  # noqa: PLC0415 - optional, and heavy
-    except ImportError as exc:
-        raise ReportUnavailableError(INSTALL_HINT) from exc
+    """The whole page: tables, and step charts drawn as inline SVG (:mod:`.svg`)."""
     charts = []
-    for i, mode in enumerate(simulation.modes):
+    for mode in simulation.modes:
         suffix = f" ({mode})" if len(simulation.modes) > 1 else ""
-        use = _pool_figure(go, simulation, mode, f"Nodes used per pool{suffix}")
-        users = _users_figure(go, simulation, mode, f"Nodes used per deployment{suffix}")
-        charts.append(_div(use, f"pool-use-{mode}", include_js=i == 0))
-        charts.append(_div(users, f"deployment-use-{mode}", include_js=False))
+        charts.append(svg.draw(_pool_chart(simulation, mode, f"Nodes used per pool{suffix}")))
+        charts.append(
+            svg.draw(_replicas_chart(simulation, mode, f"Replicas wanted and placed{suffix}"))
+        )
+        charts.append(
+            svg.draw(_users_chart(simulation, mode, f"Nodes used per deployment{suffix}"))
+        )
     title = html.escape(simulation.name)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>modelplane simulate: {title}</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_STYLE}{svg.STYLE}</style></head><body>",
         f"<h1>Scenario {title}</h1>",
         f"<p>{html.escape(simulation.description)}</p>" if simulation.description else "",
         *_summary(simulation),
         '<h2 id="pool-use">Pool use over the timeline</h2>',
-        '<p class="muted">Nodes each published pool has in use at the end of every step '
-        "(solid), against the nodes it has (dotted). Where pods share nodes, a node is in "
-        "use once any pod sits on it, and a deployment uses the nodes' worth of the "
-        "devices its pods claim.</p>",
+        '<p class="muted">Each step\'s value holds until the next step. Per pool: nodes in use '
+        "(thick, its own dash and marker) against the nodes it has (thin, dotted, same "
+        "colour); per deployment: replicas placed (thick) against wanted (thin, dashed). "
+        "Series with equal values are drawn a few pixels apart. A red band marks a step "
+        "where a deployment is short. Where pods share nodes, a node is in use once any "
+        "pod sits on it, and a deployment uses the nodes' worth of the devices its pods "
+        "claim. Hover a marker for its value.</p>",
         *charts,
         *_grids(simulation),
         *_moves(simulation),
@@ -80,6 +70,9 @@ def render(simulation: rs.Simulation) -> str:
     return "\n".join(p for p in parts if p) + "\n"
 
 
+# Deployments' colours, dashes and markers start here, so they differ from the pools'.
+DEPLOYMENT_STYLES = 4
+
 # --- charts -------------------------------------------------------------------------------------
 
 
@@ -87,63 +80,67 @@ def _labels(simulation: rs.Simulation) -> list[str]:
     return [f"{s.index}: {s.name}" for s in simulation.steps]
 
 
-def _pool_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> Any:
-    figure = go.Figure()
-    labels = _labels(simulation)
+def _short_steps(simulation: rs.Simulation, mode: str) -> dict[int, str]:
+    """Each step where a deployment is short, and who: for the red bands."""
+    out = {}
+    for i, step in enumerate(simulation.steps):
+        short = step.modes[mode].shortfalls
+        if short:
+            out[i] = "; ".join(
+                f"{s.deployment} {s.placed} of {s.wanted} ({s.reason})" for s in short
+            )
+    return out
+
+
+def _pool_chart(simulation: rs.Simulation, mode: str, title: str) -> svg.Chart:
     keys = sorted({(p.cluster, p.pool) for s in simulation.steps for p in s.modes[mode].pools})
+    series: list[svg.Series] = []
     for n, (cluster, pool) in enumerate(keys):
-        color = _COLORS[n % len(_COLORS)]
         found = [_pool_at(s.modes[mode], cluster, pool) for s in simulation.steps]
-        name = f"{cluster}/{pool}"
-        hover = [_pool_hover(name, p) if p else f"{name}<br>not published" for p in found]
-        figure.add_trace(
-            go.Scatter(
-                x=labels,
-                y=[p.used if p else None for p in found],
-                name=name,
-                legendgroup=name,
-                mode="lines+markers",
-                line={"color": color, "width": 3},
-                hovertext=hover,
-                hoverinfo="text",
-            )
-        )
-        figure.add_trace(
-            go.Scatter(
-                x=labels,
-                y=[p.nodes if p else None for p in found],
-                name=f"{name} nodes",
-                legendgroup=name,
-                showlegend=False,
-                mode="lines",
-                line={"color": color, "width": 1, "dash": "dot"},
-                hoverinfo="skip",
-            )
-        )
-    figure.update_layout(
-        title=title,
-        template="plotly_white",
-        xaxis_title="step",
-        yaxis_title="nodes",
-        yaxis={"rangemode": "tozero", "dtick": 1},
-        legend={"title": "cluster/pool"},
-        margin={"l": 60, "r": 20, "t": 60, "b": 120},
-    )
-    return figure
+        name = f"{cluster} / {pool}"
+        tips = [_pool_tip(name, p) if p else f"{name}: not published" for p in found]
+        used = [p.used if p else None for p in found]
+        series.append(svg.Series(f"{name} used", used, n, tips=tips))
+        nodes = [p.nodes if p else None for p in found]
+        color = svg.COLORS[n % len(svg.COLORS)]
+        series.append(svg.Series(f"{name} nodes", nodes, n, color=color, dash="1 3", thin=True))
+    return svg.Chart(
+        f"pool-use-{mode}", title, _labels(simulation), "nodes", series,
+        _short_steps(simulation, mode),
+    )  # fmt: skip
 
 
-def _pool_hover(name: str, pool: rs.PoolUse) -> str:
+def _pool_tip(name: str, pool: rs.PoolUse) -> str:
     """A pool's use at a step; where pods share nodes, with the devices they claim."""
     unit = " devices" if pool.capacity == "Devices" else ""
-    text = f"{name}<br>{pool.used} of {pool.nodes} nodes used"
+    text = f"{name}: {pool.used} of {pool.nodes} nodes used"
     if pool.capacity == "Devices":
-        text += f"<br>{pool.devices_used} of {pool.devices} devices claimed (pods share nodes)"
-    return text + "".join(f"<br>{d}: {k}{unit}" for d, k in pool.by_deployment)
+        text += f"; {pool.devices_used} of {pool.devices} devices claimed (pods share nodes)"
+    return text + "".join(f"; {d}: {k}{unit}" for d, k in pool.by_deployment)
 
 
-def _users_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> Any:
-    figure = go.Figure()
-    labels = _labels(simulation)
+def _replicas_chart(simulation: rs.Simulation, mode: str, title: str) -> svg.Chart:
+    names = sorted({d.deployment for s in simulation.steps for d in s.modes[mode].deployments})
+    series: list[svg.Series] = []
+    for n, name in enumerate(names, start=DEPLOYMENT_STYLES):
+        found = [_deployment_at(s.modes[mode], name) for s in simulation.steps]
+        placed = [d.placed if d else None for d in found]
+        tips = [f"{name}: {d.placed} of {d.wanted} placed" if d else "" for d in found]
+        series.append(svg.Series(f"{name} placed", placed, n, tips=tips))
+        wanted = [d.wanted if d else None for d in found]
+        color = svg.COLORS[n % len(svg.COLORS)]
+        series.append(svg.Series(f"{name} wanted", wanted, n, color=color, dash="6 4", thin=True))
+    return svg.Chart(
+        f"replicas-{mode}", title, _labels(simulation), "replicas", series,
+        _short_steps(simulation, mode),
+    )  # fmt: skip
+
+
+def _deployment_at(result: rs.ModeResult, name: str) -> rs.DeploymentRecord | None:
+    return next((d for d in result.deployments if d.deployment == name), None)
+
+
+def _users_chart(simulation: rs.Simulation, mode: str, title: str) -> svg.Chart:
     totals: list[dict[str, float]] = []
     for step in simulation.steps:
         counts: dict[str, float] = defaultdict(float)
@@ -151,25 +148,12 @@ def _users_figure(go: Any, simulation: rs.Simulation, mode: str, title: str) -> 
             for deployment, used in pool.by_deployment:
                 counts[deployment] += _nodes_worth(pool, used)
         totals.append(counts)
-    for n, deployment in enumerate(sorted({d for c in totals for d in c})):
-        figure.add_trace(
-            go.Bar(
-                x=labels,
-                y=[c.get(deployment, 0) for c in totals],
-                name=deployment,
-                marker={"color": _COLORS[(n + 3) % len(_COLORS)]},
-            )
-        )
-    figure.update_layout(
-        title=title,
-        barmode="stack",
-        template="plotly_white",
-        xaxis_title="step",
-        yaxis_title="nodes",
-        yaxis={"rangemode": "tozero", "dtick": 1},
-        margin={"l": 60, "r": 20, "t": 60, "b": 160},
-    )
-    return figure
+    names = sorted({d for c in totals for d in c})
+    series = [
+        svg.Series(f"{name} nodes", [c.get(name, 0) for c in totals], n)
+        for n, name in enumerate(names, start=DEPLOYMENT_STYLES)
+    ]
+    return svg.Chart(f"deployment-use-{mode}", title, _labels(simulation), "nodes", series)
 
 
 def _nodes_worth(pool: rs.PoolUse, used: int) -> float:
@@ -178,18 +162,6 @@ def _nodes_worth(pool: rs.PoolUse, used: int) -> float:
     if pool.capacity != "Devices" or not pool.devices:
         return used
     return round(used * pool.nodes / pool.devices, 3)
-
-
-def _div(figure: Any, div_id: str, *, include_js: bool) -> str:
-    body: str = figure.to_html(
-        full_html=False,
-        include_plotlyjs=include_js,
-        div_id=div_id,
-        config={"displaylogo": False, "responsive": True},
-        default_width="100%",
-        default_height="460px",
-    )
-    return f'<div class="plot-box">{body}</div>'
 
 
 def _pool_at(result: rs.ModeResult, cluster: str, pool: str) -> rs.PoolUse | None:
@@ -362,18 +334,3 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
-
-
-# Plotly's default qualitative palette, fixed here so colors do not depend on its version.
-_COLORS = (
-    "#636efa",
-    "#ef553b",
-    "#00cc96",
-    "#ab63fa",
-    "#ffa15a",
-    "#19d3f3",
-    "#ff6692",
-    "#b6e880",
-    "#ff97ff",
-    "#fecb52",
-)

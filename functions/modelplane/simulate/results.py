@@ -132,6 +132,10 @@ class PoolUse:
             devices its pods claim.
         devices: Where pods share nodes: the pool's devices (every class), and those
             claimed.
+        declared: The nodes the pool declares, when it observes fewer (``nodes`` is
+            then what is observed: what the scheduler charges against); 0 otherwise.
+        overcommitted: The replicas the pool does not admit (admission order: Ready
+            first, then oldest), when it is over-committed.
     """
 
     cluster: str
@@ -142,6 +146,8 @@ class PoolUse:
     capacity: str = "Nodes"
     devices: int = 0
     devices_used: int = 0
+    declared: int = 0
+    overcommitted: tuple[str, ...] = ()
 
     @property
     def free(self) -> int:
@@ -292,6 +298,10 @@ def _pool_data(pool: PoolUse) -> dict[str, Any]:
     }
     if pool.capacity == "Devices":
         data |= {"devices": pool.devices, "devicesUsed": pool.devices_used}
+    if pool.declared:
+        data["declared"] = pool.declared
+    if pool.overcommitted:
+        data["overcommitted"] = list(pool.overcommitted)
     return data
 
 

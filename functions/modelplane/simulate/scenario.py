@@ -197,6 +197,50 @@ class SetClusterReady:
         return f"mark {self.cluster} {'Ready' if self.ready else 'not Ready'}"
 
 
+@dataclass(frozen=True)
+class NodesDown:
+    """Nodes of a pool stop taking pods: ``lost`` (deleted, dead: their pods go) or
+    ``cordoned`` (unschedulable: their pods keep running, nothing new lands).
+
+    The InferenceCluster then observes fewer nodes than the pool declares, and the
+    scheduler charges against what it observes.
+    """
+
+    cluster: str
+    pool: str
+    nodes: int
+    how: str
+
+    def describe(self) -> str:
+        """Say how many nodes, of which pool, and how."""
+        many = "node" if self.nodes == 1 else "nodes"
+        verb = "lose" if self.how == "lost" else "cordon"
+        return f"{verb} {self.nodes} {many} of {self.cluster}/{self.pool}"
+
+
+@dataclass(frozen=True)
+class RestoreNodes:
+    """A pool's lost and cordoned nodes come back (replaced, uncordoned)."""
+
+    cluster: str
+    pool: str
+
+    def describe(self) -> str:
+        """Name the pool."""
+        return f"restore the nodes of {self.cluster}/{self.pool}"
+
+
+@dataclass(frozen=True)
+class Race:
+    """The step's first reconciles run concurrently: every deployment reads the fleet as
+    it was when they all began (a ``kubectl apply -f dir/``, a GitOps sync), so several
+    can take the same last node; admission then sorts it out."""
+
+    def describe(self) -> str:
+        """Say so."""
+        return "deployments reconcile concurrently, each reading the same fleet"
+
+
 Event = (
     Apply
     | Delete
@@ -207,6 +251,9 @@ Event = (
     | RemovePool
     | SetPoolNodes
     | SetClusterReady
+    | NodesDown
+    | RestoreNodes
+    | Race
 )
 
 
@@ -531,6 +578,31 @@ def _set_ready(body: Any, where: str, _: Path) -> SetClusterReady:
     return SetClusterReady(_string(spec, "cluster", where), ready)
 
 
+def _nodes_down(how: str) -> Callable[[Any, str, Path], NodesDown]:
+    def read(body: Any, where: str, _: Path) -> NodesDown:
+        spec = _mapping(body, where)
+        _known(spec, where, ("cluster", "pool", "nodes"))
+        return NodesDown(
+            _string(spec, "cluster", where),
+            _string(spec, "pool", where),
+            _count(spec, "nodes", where),
+            how,
+        )
+
+    return read
+
+
+def _restore_nodes(body: Any, where: str, _: Path) -> RestoreNodes:
+    spec = _mapping(body, where)
+    _known(spec, where, ("cluster", "pool"))
+    return RestoreNodes(_string(spec, "cluster", where), _string(spec, "pool", where))
+
+
+def _race(body: Any, where: str, _: Path) -> Race:
+    _known(_mapping(body or {}, where), where, ())
+    return Race()
+
+
 _EVENTS: dict[str, Callable[[Any, str, Path], Event]] = {
     "apply": _apply,
     "delete": _delete,
@@ -541,6 +613,10 @@ _EVENTS: dict[str, Callable[[Any, str, Path], Event]] = {
     "removePool": _remove_pool,
     "setPoolNodes": _set_pool_nodes,
     "setClusterReady": _set_ready,
+    "loseNodes": _nodes_down("lost"),
+    "cordonNodes": _nodes_down("cordoned"),
+    "restoreNodes": _restore_nodes,
+    "race": _race,
 }
 
 

@@ -155,11 +155,12 @@ def _pools(modes: Sequence[str], step: rs.StepResult) -> list[str]:
     first = step.modes[modes[0]]
     rows = []
     for i, pool in enumerate(first.pools):
-        row = [pool.cluster, pool.pool, str(pool.nodes)]
+        nodes = f"{pool.nodes} ({pool.declared} declared)" if pool.declared else str(pool.nodes)
+        row = [pool.cluster, pool.pool, nodes]
         found = [step.modes[mode].pools[i] for mode in modes]
         for other in found:
             shared = f" ({other.devices_used}/{other.devices} devices)" if other.devices else ""
-            row += [f"{other.used}{shared}", str(other.free)]
+            row += [f"{other.used}{shared}", _free(other)]
         for other in found:
             unit = " devices" if other.capacity == "Devices" else ""
             row.append(", ".join(f"{d}={n}{unit}" for d, n in other.by_deployment) or "-")
@@ -167,6 +168,14 @@ def _pools(modes: Sequence[str], step: rs.StepResult) -> list[str]:
     if not rows:
         return ["(no published pools)"]
     return table(header, rows)
+
+
+def _free(pool: rs.PoolUse) -> str:
+    """Free nodes; an over-committed pool says so, and whom it does not admit."""
+    if not pool.overcommitted and pool.free >= 0:
+        return str(pool.free)
+    who = ", ".join(pool.overcommitted)
+    return f"over-committed ({who} not admitted)" if who else "over-committed"
 
 
 def _mode_header(modes: Sequence[str]) -> list[str]:

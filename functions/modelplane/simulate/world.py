@@ -10,7 +10,10 @@ Two things stand in for controllers that do not run here:
   the function's rule), so resizing or adding a pool changes what the scheduler reads;
   a pool whose class is not in the scenario keeps the status it was given;
 - the workload clusters: a ModelReplica starts once a reconcile pass has gone by since
-  it was created, and reports Ready while it is started and its cluster is Ready.
+  it was created and its pool's schedulable nodes have room for its pods
+  (:mod:`modelplane.simulate.nodes`: lost and cordoned nodes, oldest first), and
+  reports Ready while it is started and its cluster is Ready. A replica is created
+  with a ``creationTimestamp`` from the simulation's clock, which admission orders by.
 
 An InferenceCluster given without any ``status`` is taken as provisioned and healthy:
 Ready, with a gateway address, its pools published from their classes.
@@ -19,6 +22,7 @@ Ready, with a gateway address, its pools published from their classes.
 from __future__ import annotations
 
 import copy
+import datetime
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -42,12 +46,15 @@ from modelplane.domain import naming
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
+from modelplane.simulate import nodes
 from modelplane.simulate import scenario as sc
 
 # Where a healthy cluster given without status serves; only its presence matters to the
 # scheduler. ".invalid" is reserved (RFC 2606): it can never be a real address.
 SIMULATED_GATEWAY = "gateway.simulated.invalid"
 DELETED = "its ModelDeployment was deleted"
+# Creation times start here and tick a second per replica: only their order matters.
+EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -63,6 +70,7 @@ class Replica:
     manifest: dict[str, Any]
     started: bool
     _observed: tuple[bool, structpb.Struct] | None = field(default=None, repr=False)
+    started_at: int = 0
 
     @property
     def name(self) -> str:
@@ -130,6 +138,10 @@ class World:
         self.replicas: dict[Key, Replica] = {}
         # Images a template edit said never turn Ready (a bad image): replicas on one never start.
         self.bad_images: set[str] = set()
+        # Nodes down per (cluster, pool); whether the next pass runs reconciles concurrently.
+        self.down: dict[tuple[str, str], nodes.Down] = {}
+        self.racing = False
+        self._clock = 0
         # Readings per document; each holds its document, so the identity check is exact.
         self._readings: dict[Key, tuple[dict[str, Any], ModelDeployment, Deployment]] = {}
         self._cluster_structs: dict[str, tuple[dict[str, Any], structpb.Struct]] = {}
@@ -249,7 +261,29 @@ class World:
                 self._resize_pool(cluster, pool, nodes)
             case sc.SetClusterReady(cluster, ready):
                 self._set_ready(cluster, ready)
+            case sc.NodesDown(cluster, pool, count, how):
+                self._nodes_down(cluster, pool, count, how)
+            case sc.RestoreNodes(cluster, pool):
+                self._check_pool(cluster, pool)
+                self.down.pop((cluster, pool), None)
+            case sc.Race():
+                self.racing = True
         return []
+
+    def _check_pool(self, cluster: str, pool: str) -> None:
+        spec = self._cluster_spec(cluster)
+        names = _pool_names(spec, self.clusters[cluster].get("status") or {})
+        if pool not in names:
+            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(names)) or 'none'})"
+            raise EventError(msg)
+
+    def _nodes_down(self, cluster: str, pool: str, count: int, how: str) -> None:
+        self._check_pool(cluster, pool)
+        down = self.down.setdefault((cluster, pool), nodes.Down())
+        if how == "lost":
+            down.lost += count
+        else:
+            down.cordoned += count
 
     def _put(self, raw: Mapping[str, Any]) -> None:
         doc = copy.deepcopy(dict(raw))
@@ -403,6 +437,7 @@ class World:
         for name in sorted(self.clusters):
             what = f"InferenceCluster {name}"
             self._publish(name, self._at(where, what))
+            self._observe(name)
             struct = self.cluster_struct(name)
             _check(self._at(where, what), what, partial(read_cluster, struct))
         for key in sorted(self.deployments):
@@ -456,16 +491,53 @@ class World:
 
     # --- the ledger ----------------------------------------------------------------------------
 
+    def _observe(self, name: str) -> None:
+        """Publish what the cluster observes of its pools with nodes down (or no more)."""
+        status = self.clusters[name].get("status")
+        if not isinstance(status, dict) or not isinstance(status.get("gpuPools"), list):
+            return
+        down = {p: d for (c, p), d in self.down.items() if c == name}
+        observed = nodes.observe(status["gpuPools"], down)
+        if observed != status["gpuPools"]:
+            doc = copy.deepcopy(self.clusters[name])
+            doc["status"]["gpuPools"] = observed
+            self.clusters[name] = doc
+
+    def stamp(self) -> str:
+        """A new replica's ``creationTimestamp``: the simulation's clock, one tick each."""
+        self._clock += 1
+        when = EPOCH + datetime.timedelta(seconds=self._clock)
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
     def start_replicas(self) -> bool:
-        """A pass went by: every replica not started yet starts. Tell whether any did."""
-        waiting = [
-            r
-            for r in self.replicas.values()
-            if not r.started and not (self.bad_images and _images(r.manifest) & self.bad_images)
+        """A pass went by: pods on lost nodes go, pending ones start where there is room.
+
+        Tell whether any replica started or stopped.
+        """
+        clusters = [
+            c for c in (read_cluster(self.cluster_struct(n)) for n in sorted(self.clusters)) if c
         ]
-        for replica in waiting:
-            replica.started = True
-        return bool(waiting)
+        read = [
+            (r, found)
+            for _, r in sorted(self.replicas.items())
+            if (found := read_replica(as_struct(r.manifest))) is not None
+        ]
+        running = [(found, r.started_at) for r, found in read if r.started]
+        changed = False
+        gone = nodes.lost_pods(clusters, running, self.down)
+        for replica, found in read:
+            if replica.started and found.name in gone:
+                replica.started = False
+                changed = True
+        scheduler = nodes.Scheduler(clusters, [(f, r.started_at) for r, f in read if r.started])
+        for replica, found in sorted(read, key=lambda p: (p[1].created, p[0].name)):
+            if replica.started or (self.bad_images and _images(replica.manifest) & self.bad_images):
+                continue  # started, or on an image that never turns Ready
+            self._clock += 1
+            if scheduler.start(found, self._clock):
+                replica.started, replica.started_at = True, self._clock
+                changed = True
+        return changed
 
 
 def _set_image(template: dict[str, Any], image: str) -> None:

@@ -163,7 +163,7 @@ def test_cost_bombs_are_rejected_by_the_static_estimate(expression: str) -> None
             "a*a*a*a*b|a",
             "too long for this engine",
             # Quadratic (~8 million steps) without the budget: it stops just past it.
-            _regex._FIND_BUDGET + 1000,
+            _regex.FIND_BUDGET + 1000,
             id="quadratic-find-all-is-refused",
         ),
     ],
@@ -182,7 +182,7 @@ def test_pathological_regexes_end_within_a_step_bound(
     if isinstance(want, str):
         assert verdict.error is not None
         assert want in verdict.error
-        assert steps > _regex._FIND_BUDGET
+        assert steps > _regex.FIND_BUDGET
     else:
         assert verdict.error is None
         assert verdict.matched is want

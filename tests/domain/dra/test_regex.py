@@ -94,4 +94,4 @@ def test_find_all_steps_stop_at_the_budget() -> None:
     before = regex.steps
     with pytest.raises(_regex.RegexBudgetError):
         regex.find_all("a" * 4000, -1)
-    assert _regex._FIND_BUDGET < regex.steps - before <= _regex._FIND_BUDGET + 1000
+    assert _regex.FIND_BUDGET < regex.steps - before <= _regex.FIND_BUDGET + 1000

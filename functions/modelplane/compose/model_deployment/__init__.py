@@ -49,6 +49,7 @@ from modelplane.compose.model_deployment.manifests import (
     observed_replicas,
 )
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
+from modelplane.compose.model_deployment.unindexed import keep_unindexed
 from modelplane.domain import rollout, scheduler
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
@@ -143,7 +144,8 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     )
     placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
     composed = compose_replicas(rsp, xr, deployment, placement, planned.state, rolled.labels)
-    if not composed:
+    unindexed = keep_unindexed(req, rsp)
+    if not composed and not unindexed:
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
@@ -152,7 +154,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     )
     report(rsp, deployment, placement, cache, composed, ready, seen.unreachable)
     rolling.report(rsp, xr, rolled, deployment.replicas)
-    for message in fleet.warnings(planned.state, cache):
+    for message in [*fleet.warnings(planned.state, cache), *unindexed]:
         kit.warn(rsp, message)
 
 
@@ -287,8 +289,14 @@ def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[fleet.Item]:
 def _hold(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str, *, warn: bool = False
 ) -> None:
-    """Keep what is composed, unchanged, and say why nothing is scheduled."""
+    """Keep what is composed, unchanged, and say why nothing is scheduled.
+
+    The deployment is not Ready meanwhile: what it holds may all be ready, but a
+    deployment whose spec cannot be read (or whose fleet is not read yet) is not what
+    its user asked for.
+    """
     kit.hold(req, rsp)
+    kit.set_ready(rsp, False)
     kit.set_condition(rsp, "ReplicasScheduled", False if warn else None, "Scheduling", message)
     if warn:
         kit.warn(rsp, message)

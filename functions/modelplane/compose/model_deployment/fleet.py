@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 from crossplane.function import resource
@@ -61,6 +61,7 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
+    ObservedCapacity,
     PinnedEngine,
     Pool,
     PoolDevice,
@@ -633,12 +634,28 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
             nodes = _whole(pool, "nodes", 0)
             devices = _pool_devices(pool.get("devices", _EMPTY))
             capacity = _capacity(_text(pool, "capacity"))
+            observed = _observed(pool)
         except UnreadableError as exc:
             error = exc.within(f"gpuPools[{i}]")
             raise error from None
         if name:
-            pools.append(Pool(name, nodes, devices, capacity))
+            pools.append(Pool(name, nodes, devices, capacity, observed))
     return tuple(pools)
+
+
+def _observed(pool: Fields) -> ObservedCapacity | None:
+    """A pool's ``observed`` capacity (what the cluster shows); None while unknown."""
+    found = _value(pool, "observed", "struct_value")
+    if found is None:
+        return None
+    fields = _fields_of(found)
+    try:
+        if _value(fields, "nodes", "number_value") is None:
+            return None
+        return ObservedCapacity(_whole(fields, "nodes", 0))
+    except UnreadableError as exc:
+        error = exc.within("observed")
+        raise error from None
 
 
 def _capacity(text: str) -> Capacity:
@@ -894,6 +911,8 @@ def _pinned(engine: Fields) -> PinnedEngine:
             error = exc.within(f"members[{i}]")
             raise error from None
     copies = max(_whole(engine, "copies", 1), 1)
+    if any(_text(m, "role") == "Worker" for m in _objects(engine, "members")):
+        claimed = [(sharing.gang(d), n) for d, n in claimed]  # a node of its own each
     shared = sharing.pods((d, copies * n) for d, n in claimed)
     return PinnedEngine(_text(engine, "name"), pool, copies * pods, shared)
 
@@ -956,7 +975,8 @@ def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None
 def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
     obj = _encoded(item)
     try:
-        return read_replica(obj)
+        found = read_replica(obj)
+        return None if found is None else _with_admission(found, obj.fields)
     except UnreadableError as exc:
         problem = str(exc)
     except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError, DecodeError):
@@ -974,6 +994,32 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
         name=str(meta.get("name", _EMPTY).string_value),
     )
     return Skipped(_describe("ModelReplica", fields), problem, identity)
+
+
+UNSCHEDULABLE = "Unschedulable"
+"""The Ready reason of a ModelReplica whose pods the workload cluster cannot schedule."""
+
+
+def _with_admission(replica: ExistingReplica, fields: Fields) -> ExistingReplica:
+    """Add what admission orders by: creation time, readiness, and whether it is stuck.
+
+    Lenient: a field of the wrong type reads as unknown (""), never as a problem, since
+    where the replica runs and what it charges are already read.
+    """
+    meta = _lenient(fields.get("metadata", _EMPTY))
+    created = str(meta.get("creationTimestamp", _EMPTY).string_value)
+    status = _lenient(fields.get("status", _EMPTY))
+    ready, stuck = False, ""
+    for value in _values_of(status.get("conditions", _EMPTY)):
+        condition = _lenient(value)
+        if condition.get("type", _EMPTY).string_value != "Ready":
+            continue
+        ready = condition.get("status", _EMPTY).string_value == "True"
+        if condition.get("reason", _EMPTY).string_value == UNSCHEDULABLE:
+            stuck = str(condition.get("message", _EMPTY).string_value) or UNSCHEDULABLE
+    if not (created or ready or stuck):
+        return replica
+    return replace(replica, created=created, ready=ready, stuck=stuck)
 
 
 _clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(
@@ -1053,7 +1099,7 @@ def read_fleet(
         replica = read
         if deployment is not None and _is_own(replica, deployment):
             if replica.index < 0:
-                replica = ExistingReplica("", "", replica.cluster, 0, replica.engines, replica.name)
+                replica = replace(replica, namespace="", deployment="", index=0)
             else:
                 own = decoded(obj)  # the deployment's own few, composed from as they are
                 state.own.setdefault((replica.cluster, replica.index), own)

@@ -2,7 +2,10 @@
 
 Conditions and reasons follow decisions.md ("Conditions"): ``ReplicasScheduled``
 (True ``ReplicasCreated``; False ``Scheduling``, ``NoClusters``, ``InvalidNodeSelector``,
-``InsufficientCapacity``), ``ReplicasReady`` (True ``AllReplicasReady``; False
+``InsufficientCapacity``, ``OverCommitted``: a replica moves because its pool does not
+admit it, ``Unschedulable``: because its pods stayed unschedulable; True
+``OverCommitted`` when a Ready replica is kept on a pool that does not admit it),
+``ReplicasReady`` (True ``AllReplicasReady``; False
 ``ModelStarting``, ``NoReplicasScheduled``) and ``ModelCacheResolved`` (False
 ``ModelCacheUnresolved``, ``ModelCacheNotFound``).
 """
@@ -21,11 +24,14 @@ from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import (
     CacheUnresolved,
+    CostlySelector,
     InvalidSelector,
+    NotAdmitted,
     NotNeeded,
     PassedOver,
     Placement,
     ScaledDown,
+    Unschedulable,
 )
 from modelplane.domain.text import cut
 
@@ -69,6 +75,8 @@ def scheduled_condition(
     wanted, placed = max(deployment.replicas, 0), len(placement.replicas)
     keeping = f"keeping {placed} placed {_replicas(placed)}, placing none"
     hold = placement.hold
+    if isinstance(hold, CostlySelector):
+        return False, "SelectorCostExceeded", cap(f"{explain.hold(hold)}; {keeping}")
     if isinstance(hold, InvalidSelector):
         return False, "InvalidNodeSelector", cap(f"{explain.hold(hold)}; {keeping}")
     if isinstance(hold, CacheUnresolved) and placed < wanted:
@@ -76,17 +84,42 @@ def scheduled_condition(
         return False, "Scheduling", f"waiting for ModelCache {hold.cache} ({what}); {keeping}"
     moving = _moving_text(placement)
     if placed >= wanted and not moving:
-        return True, "ReplicasCreated", f"{placed} of {wanted} {_replicas(wanted)} placed"
+        done = f"{placed} of {wanted} {_replicas(wanted)} placed"
+        if placement.overcommitted:
+            return True, "OverCommitted", cap(f"{done}; {_kept_text(placement)}")
+        return True, "ReplicasCreated", done
     head = f"placed {placed} of {wanted} {_replicas(wanted)}"
     if placed >= wanted:
-        return False, "Scheduling", cap(f"{head}; {moving}")
+        return False, _moving_reason(placement), cap(f"{head}; {moving}")
     tail = f"; {moving}" if moving else ""
+    if placement.overcommitted:
+        tail += f"; {_kept_text(placement)}"
     if placement.selected == 0:
         text = f"{head}: no InferenceCluster {_selector_text(deployment)}{tail}"
         return False, "NoClusters", cap(text)
     head += tail
     why = explain.summary(_passed_over(placement), MESSAGE_LIMIT - len(head) - 2)
     return False, "InsufficientCapacity", cap(f"{head}; {why}")
+
+
+def _moving_reason(placement: Placement) -> str:
+    """``OverCommitted`` or ``Unschedulable`` when that is why a replica moves, else
+    ``Scheduling`` (an edit moves it)."""
+    reasons = {type(m.reason) for m in placement.moving}
+    if NotAdmitted in reasons:
+        return "OverCommitted"
+    if Unschedulable in reasons:
+        return "Unschedulable"
+    return "Scheduling"
+
+
+def _kept_text(placement: Placement) -> str:
+    """Say which Ready replicas stay on a pool that does not admit them, and why."""
+    kept = [
+        f"{k.name} (engine {k.engine}: {explain.overcommit(k.over)})"
+        for k in placement.overcommitted
+    ]
+    return f"keeping Ready {kit.listed(kept, sep=', ')}: a Ready replica is never moved for this"
 
 
 def _moving_text(placement: Placement) -> str:
@@ -137,7 +170,7 @@ def warnings(
     """Warning events: a shortfall or hold, a missing cache, a gang without a cache, moves."""
     events = []
     ok, reason, message = scheduled
-    if not ok and reason != "Scheduling":
+    if not ok and reason not in ("Scheduling", "OverCommitted", "Unschedulable"):
         events.append(message)
     if cache.status == "missing":
         events.append(f"ModelCache {cache.name} not found: placing no new replicas")
@@ -158,6 +191,11 @@ def warnings(
         f"replica {m.name} on {m.cluster} must move ({explain.drop_reason(m.reason)}); "
         "it keeps running until a replacement is Ready"
         for m in placement.moving
+    )
+    events.extend(
+        f"replica {k.name} on {k.cluster} is Ready on an over-committed pool, so it stays: "
+        f"engine {k.engine}: {explain.overcommit(k.over)}"
+        for k in placement.overcommitted
     )
     return events
 

@@ -172,9 +172,13 @@ def add_function_runner(servicer: Any, server: Any) -> None:
         "RunFunction": grpc.unary_unary_rpc_method_handler(
             servicer.RunFunction,
             request_deserializer=decode_request,
-            response_serializer=fnv1.RunFunctionResponse.SerializeToString,
+            response_serializer=_deterministic,  # the same bytes in every process
         ),
     }
     service = "apiextensions.fn.proto.v1.FunctionRunnerService"
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
     server.add_registered_method_handlers(service, handlers)
+
+
+def _deterministic(rsp: fnv1.RunFunctionResponse) -> bytes:
+    return bytes(rsp.SerializeToString(deterministic=True))

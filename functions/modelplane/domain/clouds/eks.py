@@ -26,6 +26,16 @@ the cluster then also gets the cluster autoscaler: an IAM policy and role, an EK
 Identity association for its service account, and, once the kubeconfig exists, its Helm
 chart on the system nodes (auto-discovering the node groups, which EKS tags for it).
 
+EFA: where a pool's fabric is ``EFA``, the cluster gets a security group for EFA traffic
+with an ingress and an egress rule allowing all traffic to and from the group itself (what
+AWS requires of EFA: its SRD traffic is not IP, so no narrower rule lets it through). Each
+EFA pool's node group joins it through its launch template, beside the cluster security
+group EKS would otherwise attach on its own (a launch template naming security groups
+replaces EKS' default), so the template waits until EKS reports the cluster security
+group and AWS the EFA group's id: until then that pool's node group is not composed and
+the cluster is not Ready. A node group that already ran without the group is left as it
+is (EKS cannot give an existing node group a launch template; it would be replaced).
+
 RWX storage: an encrypted Elastic-throughput EFS file system with a mount target per
 zone, an NFS security group open to the VPC, the EFS CSI driver add-on whose controller
 and node service accounts get an IAM role through EKS Pod Identity, and, once the
@@ -37,10 +47,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
-from modelplane.domain import api
+from modelplane.domain import api, stack
 from modelplane.domain.clouds.common import (
+    EFA,
     GPU_TAINT,
     GPU_TAINT_VALUE,
     HELM,
@@ -89,12 +102,8 @@ POD_IDENTITY = "pods.eks.amazonaws.com"
 NFS_PORT = 2049
 AUTOSCALER_ACCOUNT = "cluster-autoscaler"
 AUTOSCALER_NAMESPACE = "kube-system"
-AUTOSCALER_CHART = {
-    "name": "cluster-autoscaler",
-    "repository": "https://kubernetes.github.io/autoscaler",
-    "version": "9.56.0",
-}
-"""The cluster autoscaler's Helm chart, pinned."""
+AUTOSCALER_CHART = stack.CHARTS[stack.CLUSTER_AUTOSCALER]
+"""The cluster autoscaler's Helm chart, pinned in the one chart table."""
 # Composed keys the adapter reads back from observed state.
 CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
@@ -106,7 +115,44 @@ AUTOSCALER_KEY = "cluster-autoscaler"
 # What :func:`workload_resources` composes: it waits for the kubeconfig (and EFS).
 WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, HELM_CONFIG_KEY, STORAGE_CLASS_KEY, AUTOSCALER_KEY)
 
+EFA_SECURITY_GROUP_KEY = "efa-security-group"
+ALL_TRAFFIC = "-1"
+
 Manifests = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class EfaGroups:
+    """What EFA pools' launch templates need from AWS, once it reports them.
+
+    Attributes:
+        cluster_security_group: The cluster security group EKS made (``vpcConfig``'s
+            ``clusterSecurityGroupId``), or "" until reported.
+        efa_security_group: The EFA security group's id, or "" until reported.
+        running_without: EFA pools whose node group already runs without the group (made
+            before it existed): left as they are rather than replaced.
+    """
+
+    cluster_security_group: str = ""
+    efa_security_group: str = ""
+    running_without: frozenset[str] = dataclass_field(default_factory=frozenset)
+
+    @property
+    def known(self) -> bool:
+        """Tell whether both groups' ids are known."""
+        return bool(self.cluster_security_group and self.efa_security_group)
+
+
+def efa_pools(cluster: CloudCluster) -> list[GpuPool]:
+    """Return the pools whose fabric is EFA."""
+    return [pool for pool in cluster.pools if pool.fabric == EFA]
+
+
+def waiting_efa_pools(cluster: CloudCluster, groups: EfaGroups) -> list[str]:
+    """Return the EFA pools whose node group waits for the security groups' ids."""
+    if groups.known:
+        return []
+    return [p.name for p in efa_pools(cluster) if p.name not in groups.running_without]
 
 
 def zones(cluster: CloudCluster) -> list[str]:
@@ -128,8 +174,13 @@ def zones(cluster: CloudCluster) -> list[str]:
     return sorted(found)
 
 
-def resources(cluster: CloudCluster) -> Manifests:
-    """Return every managed resource the cluster needs before it exists, by composed key.
+def resources(cluster: CloudCluster, efa: EfaGroups | None = None) -> Manifests:
+    """Return every managed resource the cluster needs, by composed key.
+
+    Args:
+        cluster: The cluster.
+        efa: The security groups EFA pools join, as far as AWS has reported them (None:
+            nothing reported yet). An EFA pool's node group waits for both.
 
     Raises:
         ClusterError: The cluster cannot be laid out (see :func:`zones`).
@@ -138,8 +189,10 @@ def resources(cluster: CloudCluster) -> Manifests:
     out.update(_network(cluster, zones(cluster)))
     out.update(_roles(cluster))
     out.update(_control_plane(cluster, zones(cluster)))
-    out.update(_node_groups(cluster, zones(cluster)))
+    out.update(_node_groups(cluster, zones(cluster), efa or EfaGroups()))
     out.update(_file_system(cluster, zones(cluster)))
+    if efa_pools(cluster):
+        out.update(_efa_security_group(cluster))
     if any(autoscales(pool) for pool in cluster.pools):
         out.update(_autoscaler_identity(cluster))
     return dict(sorted(out.items()))
@@ -345,7 +398,33 @@ def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
     return auth
 
 
-def _node_groups(cluster: CloudCluster, names: list[str]) -> Manifests:
+def _efa_security_group(cluster: CloudCluster) -> Manifests:
+    """Return the EFA security group and its two rules: all traffic within the group."""
+    group = selector(EFA_SECURITY_GROUP_KEY)
+    out: Manifests = {
+        EFA_SECURITY_GROUP_KEY: _mr(cluster, EC2, "SecurityGroup", EFA_SECURITY_GROUP_KEY, {
+            "description": "EFA: all traffic among the cluster's EFA nodes",
+            "name": resource_name(cluster.name, "efa"),
+            "vpcIdSelector": selector("vpc"),
+        }),
+    }  # fmt: skip
+    # Each kind spelled out: the activation policy's static scan reads the literal pairs.
+    rules = {
+        "ingress": _mr(cluster, EC2, "SecurityGroupIngressRule", "efa-ingress-self", {}),
+        "egress": _mr(cluster, EC2, "SecurityGroupEgressRule", "efa-egress-self", {}),
+    }
+    for direction, rule in rules.items():
+        rule["spec"]["forProvider"].update({
+            "description": f"EFA: all {direction} traffic within the group",
+            "ipProtocol": ALL_TRAFFIC,
+            "referencedSecurityGroupIdSelector": group,
+            "securityGroupIdSelector": group,
+        })  # fmt: skip
+        out[f"efa-{direction}-self"] = rule
+    return out
+
+
+def _node_groups(cluster: CloudCluster, names: list[str], efa: EfaGroups) -> Manifests:
     system = cluster.system
     out: Manifests = {
         "nodegroup-system": _node_group(
@@ -366,7 +445,9 @@ def _node_groups(cluster: CloudCluster, names: list[str]) -> Manifests:
         ),
     }
     for pool in cluster.pools:
-        out.update(_gpu_node_group(cluster, pool, list(pool.zones) or names))
+        if pool.name in waiting_efa_pools(cluster, efa):
+            continue  # its launch template needs the security groups' ids first
+        out.update(_gpu_node_group(cluster, pool, list(pool.zones) or names, efa))
     return out
 
 
@@ -395,7 +476,9 @@ def _node_group(
     return dict(group)
 
 
-def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> Manifests:
+def _gpu_node_group(
+    cluster: CloudCluster, pool: GpuPool, names: list[str], efa: EfaGroups
+) -> Manifests:
     low, desired, high = scaling(pool)
     role = f"nodegroup-{pool.name}"
     # EKS needs a ceiling of at least one, even for a pool scaled to zero.
@@ -414,10 +497,13 @@ def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> M
         "taint": [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
     }
     out: Manifests = {}
-    if pool.capacity_reservation_id:
+    joins_efa = pool.fabric == EFA and pool.name not in efa.running_without
+    groups = (efa.cluster_security_group, efa.efa_security_group) if joins_efa else ()
+    if pool.capacity_reservation_id or groups:
         template = f"launch-template-{pool.name}"
-        out[template] = launch_template(cluster, pool, template)
-        fields["capacityType"] = "CAPACITY_BLOCK"
+        out[template] = launch_template(cluster, pool, template, groups)
+        if pool.capacity_reservation_id:
+            fields["capacityType"] = "CAPACITY_BLOCK"
         fields["launchTemplate"] = {
             "name": out[template]["spec"]["forProvider"]["name"],
             "version": "1",  # the template is written once and never versioned up
@@ -428,15 +514,19 @@ def _gpu_node_group(cluster: CloudCluster, pool: GpuPool, names: list[str]) -> M
     return out
 
 
-def launch_template(cluster: CloudCluster, pool: GpuPool, role: str) -> dict[str, Any]:
-    """Return the launch template that puts a pool's nodes in its Capacity Block."""
-    fields: dict[str, Any] = {
-        "capacityReservationSpecification": {
+def launch_template(
+    cluster: CloudCluster, pool: GpuPool, role: str, security_groups: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Return a pool's launch template: its Capacity Block, if any, and the security
+    groups its nodes join (the cluster's and the EFA group, for an EFA pool)."""
+    fields: dict[str, Any] = {"name": resource_name(cluster.name, role)}
+    if pool.capacity_reservation_id:
+        fields["capacityReservationSpecification"] = {
             "capacityReservationTarget": {"capacityReservationId": pool.capacity_reservation_id},
-        },
-        "instanceMarketOptions": {"marketType": "capacity-block"},
-        "name": resource_name(cluster.name, role),
-    }
+        }
+        fields["instanceMarketOptions"] = {"marketType": "capacity-block"}
+    if security_groups:
+        fields["vpcSecurityGroupIds"] = list(security_groups)
     if pool.disk_size_gb is not None:
         fields["blockDeviceMappings"] = [
             {
@@ -651,8 +741,12 @@ def autoscaler_release(cluster: CloudCluster, helm_config: str) -> dict[str, Any
         },
         "spec": {
             "forProvider": {
-                "chart": dict(AUTOSCALER_CHART),
-                "namespace": AUTOSCALER_NAMESPACE,
+                "chart": {
+                    "name": AUTOSCALER_CHART.name,
+                    "repository": AUTOSCALER_CHART.repository,
+                    "version": AUTOSCALER_CHART.version,
+                },
+                "namespace": AUTOSCALER_CHART.namespace,
                 "values": values,
             },
             "providerConfigRef": {"kind": "ProviderConfig", "name": helm_config},

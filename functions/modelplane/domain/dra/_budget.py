@@ -1,15 +1,12 @@
-"""Time budgets for selector evaluation: one per device evaluation, one per call.
+"""The call budget: when the call a selector evaluation serves must stop.
 
-Kubernetes bounds a selector by its CEL cost, and so do we; but a cost unit takes this
-interpreter far longer than cel-go (a selector just under the cost limit can run for
-seconds), so each evaluation also has a wall-clock budget, checked at every loop
-iteration. Running out of it is an error for that device, like cel-go's cost limit.
-
+A selector's verdict is bounded by its CEL cost alone (see ``cel``), never by a clock.
 The call budget is the deadline of the request the evaluation serves (its client's
 deadline, or the moment the client gave up). It is ambient (a context variable) so the
 code between the server and the evaluator need not carry it; the server sets it with
 :func:`call_deadline`. When it passes, evaluation raises :class:`Cancelled`, which is no
-``Exception``: nothing on the way catches it as a failure, the whole call stops.
+``Exception``: nothing on the way catches it as a failure, the whole call stops, and no
+verdict of that evaluation is kept.
 """
 
 from __future__ import annotations
@@ -19,11 +16,9 @@ import math
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from modelplane.domain.dra._values import CostExceededError
-
-EVALUATION_BUDGET_SECONDS = 1.0
-"""Wall-clock time one selector may take on one device (cold; results are cached)."""
 
 
 class Cancelled(BaseException):  # named like asyncio.CancelledError's kin
@@ -35,7 +30,8 @@ class Cancelled(BaseException):  # named like asyncio.CancelledError's kin
 
 
 class OutOfTimeError(CostExceededError):
-    """An evaluation ran past its deadline; every CEL error handler lets it through."""
+    """The call an evaluation serves is over; every CEL error handler lets it through
+    (as it does cel-go's cost limit), and the evaluator turns it into :class:`Cancelled`."""
 
 
 class CallBudget:
@@ -83,3 +79,61 @@ def check_call_deadline() -> None:
     """
     if _CURRENT.get().over():
         raise Cancelled
+
+
+class OverWorkError(CostExceededError):
+    """An evaluation did more work than :data:`WORK_LIMIT` (see :class:`WorkMeter`)."""
+
+
+WORK_LIMIT = 2_000_000
+"""Work one evaluation may do: CEL cost units plus the steps of its regular-expression
+automata. A unit of either takes this interpreter about a microsecond, so this bounds an
+evaluation to a second or two of CPU on any machine, counted rather than timed. Cost
+alone cannot: a cost unit of ``findAll`` on a long string is a thousand automaton steps
+here (cel-go's native regexp is that much faster)."""
+
+
+class WorkMeter:
+    """The work of one evaluation: its CEL cost (read from its frame) plus automaton
+    steps, deterministic for a given selector and device (never a cache's or a clock's)."""
+
+    __slots__ = ("frame", "limit", "steps")
+
+    def __init__(self, frame: Any, limit: int = WORK_LIMIT) -> None:
+        """Meter the evaluation whose running cost is ``frame.cost``."""
+        self.frame = frame
+        self.steps = 0
+        self.limit = limit
+
+    @property
+    def work(self) -> int:
+        """Automaton steps plus the CEL cost so far."""
+        return self.steps + int(self.frame.cost)
+
+
+_METER: ContextVar[WorkMeter | None] = ContextVar("modelplane_work_meter", default=None)
+
+
+@contextlib.contextmanager
+def metered(meter: WorkMeter) -> Iterator[WorkMeter]:
+    """Count the automaton steps of the block (one evaluation) on ``meter``."""
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+def spend(steps: int) -> None:
+    """Count ``steps`` of automaton work for the evaluation in progress, if any.
+
+    Raises:
+        OverWorkError: the evaluation has done more than its meter allows.
+    """
+    meter = _METER.get()
+    if meter is None:
+        return
+    meter.steps += steps
+    if meter.work > meter.limit:
+        msg = f"operation cancelled: work limit of {meter.limit} exceeded"
+        raise OverWorkError(msg)

@@ -9,7 +9,6 @@ its function (see ``_functions``), 10/30 to build a list/map.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,29 +24,26 @@ Eval = Callable[["Frame"], Any]
 
 
 class Frame:
-    """One evaluation: variables, comprehension scopes, the running cost, and the time
-    it may take (its own ``deadline`` and its call's, both :func:`time.monotonic`)."""
+    """One evaluation: variables, comprehension scopes, the running cost and its limit,
+    and the call it serves (whose deadline stops it; no clock decides its verdict)."""
 
-    __slots__ = ("call", "cost", "deadline", "limit", "vars")
+    __slots__ = ("call", "cost", "limit", "vars")
 
     def __init__(
         self,
         variables: dict[str, Any],
         limit: int,
-        deadline: float = math.inf,
         call: CallBudget | None = None,
     ) -> None:
         self.vars = variables
         self.cost = 0
         self.limit = limit
-        self.deadline = deadline
         self.call = call or CallBudget()
 
     def tick(self) -> None:
-        """A loop point: stop when this evaluation or the call it serves is out of time."""
-        now = time.monotonic()
-        if now > self.deadline or now > self.call.deadline:
-            msg = "operation cancelled: evaluation time budget exceeded"
+        """A loop point: stop when the call this evaluation serves is over."""
+        if self.call.over():
+            msg = "operation cancelled: the call's deadline passed"
             raise OutOfTimeError(msg)
 
     def charge(self, amount: int) -> None:

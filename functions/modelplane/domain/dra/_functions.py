@@ -15,6 +15,7 @@ from typing import Any
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
 from modelplane.domain.dra import (
+    _budget,
     _formats,
     _lists,
     _net,
@@ -409,25 +410,17 @@ def _text(value: Any) -> str:
 
 
 def matches(text: Any, pattern: Any) -> Any:
-    return compile_pattern(_text(pattern)).search(_text(text))
+    return _search(compile_pattern(_text(pattern)), _text(text))
 
 
 def find(text: Any, pattern: Any) -> Any:
-    regex = compile_pattern(_text(pattern))
-    try:
-        return regex.find(_text(text))
-    except _regex.RegexBudgetError as err:
-        raise EvalError(str(err)) from None
+    return _find(compile_pattern(_text(pattern)), _text(text))
 
 
 def find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise v.no_overload()
-    regex = compile_pattern(_text(pattern))
-    try:
-        return tuple(regex.find_all(_text(text), limit))
-    except _regex.RegexBudgetError as err:
-        raise EvalError(str(err)) from None
+    return _find_all(compile_pattern(_text(pattern)), _text(text), limit)
 
 
 def with_pattern(name: str, regex: _regex.Regex) -> Callable[..., Any]:
@@ -435,18 +428,44 @@ def with_pattern(name: str, regex: _regex.Regex) -> Callable[..., Any]:
 
     def run(text: Any, _pattern: Any, *rest: Any) -> Any:
         if name == "matches":
-            return regex.search(_text(text))
-        try:
-            if name == "find":
-                return regex.find(_text(text))
-            limit = rest[0] if rest else -1
-            if isinstance(limit, bool) or not isinstance(limit, int):
-                raise v.no_overload()
-            return tuple(regex.find_all(_text(text), limit))
-        except _regex.RegexBudgetError as err:
-            raise EvalError(str(err)) from None
+            return _search(regex, _text(text))
+        if name == "find":
+            return _find(regex, _text(text))
+        limit = rest[0] if rest else -1
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise v.no_overload()
+        return _find_all(regex, _text(text), limit)
 
     return run
+
+
+# Automaton work is counted (``_budget.spend``) in steps that depend on the pattern and
+# the text only, never on which automaton states a cache happens to hold.
+
+
+def _search(regex: _regex.Regex, text: str) -> bool:
+    _budget.spend(len(text) + 1)
+    return regex.search(text)
+
+
+def _find(regex: _regex.Regex, text: str) -> str:
+    budget = [_regex.FIND_BUDGET]
+    try:
+        return regex.find(text, budget)
+    except _regex.RegexBudgetError as err:
+        raise EvalError(str(err)) from None
+    finally:
+        _budget.spend(_regex.FIND_BUDGET - budget[0])
+
+
+def _find_all(regex: _regex.Regex, text: str, limit: int) -> tuple[str, ...]:
+    budget = [_regex.FIND_BUDGET]
+    try:
+        return tuple(regex.find_all(text, limit, budget))
+    except _regex.RegexBudgetError as err:
+        raise EvalError(str(err)) from None
+    finally:
+        _budget.spend(_regex.FIND_BUDGET - budget[0])
 
 
 def _unreachable(*args: Any) -> Any:

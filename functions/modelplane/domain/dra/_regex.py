@@ -26,7 +26,7 @@ _MAX_HEIGHT = 1000
 _MAX_SIZE = (128 << 20) // 40
 _MAX_PROGRAM = 250_000
 """Our own limit: a program this large would take seconds to build in Python."""
-_FIND_BUDGET = 60_000
+FIND_BUDGET = 60_000
 """Our own limit on Pike VM thread steps per ``find``/``findAll`` (a fraction of a second):
 Go's native VM is quadratic on some pattern and text pairs too, but far faster."""
 # Go's regexp/syntax error codes.
@@ -56,7 +56,7 @@ class RegexError(ValueError):
 
 
 class RegexBudgetError(ValueError):
-    """A search that would take this engine too long (see ``_FIND_BUDGET``)."""
+    """A search that would take this engine too long (see ``FIND_BUDGET``)."""
 
 
 # -- character sets -------------------------------------------------------------------------
@@ -845,7 +845,7 @@ class Regex:
         """The work this pattern has done, counted in steps rather than time: one per
         character ``search`` consumes, one per instruction visited while building an
         automaton state (once, then cached), and the thread steps of ``find`` and
-        ``find_all`` (what ``_FIND_BUDGET`` bounds). It only grows; it is not
+        ``find_all`` (what ``FIND_BUDGET`` bounds). It only grows; it is not
         synchronized across threads."""
 
     def _closure(
@@ -980,17 +980,19 @@ class Regex:
             before = following
         return matched
 
-    def find(self, text: str) -> str:
-        """The leftmost match, or "" (Go's ``FindString``)."""
-        found = self.match_at(text, 0, [_FIND_BUDGET])
+    def find(self, text: str, budget: list[int] | None = None) -> str:
+        """The leftmost match, or "" (Go's ``FindString``); ``budget``: thread steps left."""
+        found = self.match_at(text, 0, budget if budget is not None else [FIND_BUDGET])
         return text[found[0] : found[1]] if found is not None else ""
 
-    def find_all(self, text: str, limit: int) -> list[str]:
-        """Go's ``FindAllString``: successive non-overlapping matches, at most ``limit``."""
+    def find_all(self, text: str, limit: int, budget: list[int] | None = None) -> list[str]:
+        """Go's ``FindAllString``: successive non-overlapping matches, at most ``limit``;
+        ``budget`` holds the thread steps left."""
         if limit < 0:
             limit = len(text.encode()) + 1
         out: list[str] = []
-        budget = [_FIND_BUDGET]
+        if budget is None:
+            budget = [FIND_BUDGET]
         pos, previous_end = 0, -1
         while len(out) < limit and pos <= len(text):
             found = self.match_at(text, pos, budget)

@@ -11,10 +11,13 @@ formats, ``cel.bind``). An unknown domain is an empty map; an unknown attribute 
 evaluation error. Costs follow cel-go: a static estimate above the budget is a compile
 error, a run that exceeds it stops with an error. docs/design/cel.md has the details.
 
-Each evaluation also has a time budget (:data:`EVALUATION_BUDGET_SECONDS`; running out
-is an error for that device, naming the selector) and stops with :class:`Cancelled` once
-the call it serves is over (:func:`call_deadline`, see ``_budget``). Results are cached
-per (selector, device content) in the process and, for selectors that may cost much
+An evaluation is bounded by cost alone (:data:`COST_LIMIT` units, counted as cel-go's
+runtime cost tracker counts them), never by a clock: the same selector on the same
+device gets the same verdict on any machine at any load. One that runs past the limit is
+a verdict with ``over_limit`` set, which the scheduler reports, not a "no match". An
+evaluation stops with :class:`Cancelled` once the call it serves is over
+(:func:`call_deadline`, see ``_budget``); nothing is cached then. Results are cached per
+(selector, device content) in the process and, for selectors that may cost much
 (:data:`SHARED_MIN_COST`), in a :class:`VerdictStore` the server may share between its
 processes (:func:`share_verdicts`).
 
@@ -27,9 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -39,7 +41,7 @@ from modelplane.domain.dra import _budget, _cost, _eval, _parser, _quantity, _va
 from modelplane.domain.dra import _checker as checker
 from modelplane.domain.dra import _values as values
 from modelplane.domain.dra._budget import (
-    EVALUATION_BUDGET_SECONDS,
+    WORK_LIMIT,
     CallBudget,
     Cancelled,
     call_deadline,
@@ -50,11 +52,11 @@ from modelplane.domain.dra.device import Device
 
 __all__ = [
     "COST_LIMIT",
-    "EVALUATION_BUDGET_SECONDS",
     "FEATURE_GATES",
     "KUBERNETES_VERSION",
     "MAX_EXPRESSION_BYTES",
     "SHARED_MIN_COST",
+    "WORK_LIMIT",
     "CallBudget",
     "Cancelled",
     "Selector",
@@ -105,12 +107,21 @@ class Verdict:
     """The outcome of one selector on one device.
 
     ``error`` is set when evaluation failed (then ``matched`` is False); ``cost`` is the
-    runtime cost in CEL cost units, as Kubernetes counts it.
+    runtime cost in CEL cost units, as Kubernetes counts it; ``over_limit`` says the
+    evaluation stopped at :data:`COST_LIMIT` (cel-go's "actual cost limit exceeded"),
+    which Kubernetes' scheduler reports as an error rather than a mismatch;
+    ``over_work`` (with ``over_limit``) says it stopped at our own work limit instead
+    (``_budget.WORK_LIMIT``: cost plus automaton steps, for selectors cel-go runs far
+    faster than this interpreter). ``work`` is that count for this evaluation: like the
+    cost, it depends on the selector and the device only.
     """
 
     matched: bool
     error: str | None = None
     cost: int | None = None
+    over_limit: bool = field(default=False, repr=False)
+    over_work: bool = field(default=False, repr=False)
+    work: int = field(default=0, repr=False, compare=False)
 
 
 class VerdictStore(Protocol):
@@ -187,19 +198,22 @@ class Selector:
         call = _budget.current()
         if call.over():
             raise Cancelled
-        deadline = time.monotonic() + EVALUATION_BUDGET_SECONDS
-        frame = _eval.Frame(variables, COST_LIMIT, deadline, call)
+        frame = _eval.Frame(variables, COST_LIMIT, call)
+        meter = _budget.WorkMeter(frame)
+        verdict = self._verdict(frame, meter)
+        return replace(verdict, work=meter.work)
+
+    def _verdict(self, frame: _eval.Frame, meter: _budget.WorkMeter) -> Verdict:
         try:
-            result = self._program(frame)
+            with _budget.metered(meter):
+                result = self._program(frame)
         except _budget.OutOfTimeError:
-            if call.over():
-                raise Cancelled from None
-            budget_ms = round(EVALUATION_BUDGET_SECONDS * 1000)
-            message = (
-                f"selector {_short(self.expression)!r} ran out of its evaluation budget "
-                f"({budget_ms} ms) on this device"
-            )
-            return Verdict(False, message, frame.cost)
+            raise Cancelled from None  # only the call's end stops an evaluation early
+        except _budget.OverWorkError as err:
+            return Verdict(False, str(err), frame.cost, over_limit=True, over_work=True)
+        except values.CostExceededError as err:
+            # cel-go's own words; the scheduler names the selector, device and request.
+            return Verdict(False, str(err), frame.cost, over_limit=True)
         except values.EvalError as err:
             return Verdict(False, str(err) or "evaluation error", frame.cost)
         except RecursionError:

@@ -10,12 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling.admission import OverCommit
+from modelplane.domain.scheduling.fleet import Demand
 from modelplane.domain.scheduling.placement import (
     CacheUnresolved,
     ClusterDeselected,
     ClusterGone,
     ClusterReason,
     ConflictMiss,
+    CostlySelector,
     CountMiss,
     DeviceShortage,
     DropReason,
@@ -30,6 +34,7 @@ from modelplane.domain.scheduling.placement import (
     NoPoolForEngine,
     NoPools,
     NoRoom,
+    NotAdmitted,
     NothingOffered,
     NotNeeded,
     NotReady,
@@ -45,6 +50,7 @@ from modelplane.domain.scheduling.placement import (
     SelectorMiss,
     Shortage,
     SyntheticOnly,
+    Unschedulable,
 )
 from modelplane.domain.taints import Taint
 from modelplane.domain.text import cut
@@ -157,12 +163,32 @@ def _shortage(shortage: Shortage | DeviceShortage) -> str:
         return f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
     have = dict(shortage.devices)
     free = ", ".join(f"{n} of {have[c]} {c}" for c, n in shortage.free) or "no devices"
-    pods = "; ".join(
-        f"{n} {'pod' if n == 1 else 'pods'} of {' + '.join(f'{k} {c}' for c, k in claimed)}"
-        for claimed, n in shortage.needed
-    )
+    pods = "; ".join(_pods(claimed, n) for claimed, n in shortage.needed)
     each = "on one node" if sum(n for _, n in shortage.needed) == 1 else "each on one node"
-    return f"pool {shortage.pool} has {free} free, needs {pods} {each}"
+    text = f"pool {shortage.pool} has {free} free, needs {pods} {each}"
+    return text + _fragmented(shortage)
+
+
+def _fragmented(shortage: DeviceShortage) -> str:
+    """When enough devices are free in all but no node has them together, say so."""
+    free = dict(shortage.free)
+    wanted: dict[str, int] = {}
+    for claimed, n in shortage.needed:
+        for c, k in sharing.claimed_devices(claimed):
+            wanted[c] = wanted.get(c, 0) + k * n
+    if not wanted or any(free.get(c, 0) < k for c, k in wanted.items()):
+        return ""
+    most = ", ".join(f"{n} {c}" for c, n in shortage.roomiest if n) or "no devices"
+    return (
+        f": enough are free in all, but spread over nodes (at most {most} on one node); "
+        "a node frees up when the pods on it go, or add nodes to the pool"
+    )
+
+
+def _pods(claimed: Demand, n: int) -> str:
+    devices = " + ".join(f"{k} {c}" for c, k in sharing.claimed_devices(claimed))
+    text = f"{n} {'pod' if n == 1 else 'pods'} of {devices}"
+    return f"{text}, a node of its own (gang)" if sharing.is_gang(claimed) else text
 
 
 def _misses(misses: Sequence[PoolMiss]) -> str:
@@ -195,15 +221,42 @@ def drop_reason(reason: DropReason) -> str:
             return f"no pool with room on its cluster fits new engine {engine}"
         case Overcommitted(engine, pool, needed, free):
             return f"engine {engine} now needs {needed} nodes of pool {pool}, which has {free} free"
+        case NotAdmitted(engine, over):
+            return f"engine {engine}: {overcommit(over)}"
+        case Unschedulable(message):
+            return f"its pods stayed unschedulable beyond the grace period: {message}"
         case ScaledDown():
             return "scaled down"
         case Duplicate(name):
             return f"{name} already holds its cluster and index"
 
 
+def overcommit(over: OverCommit) -> str:
+    """Say why a pool does not admit a replica: what it has, what is charged before it.
+
+    For example ``pool gpu on c1 is over-committed: it has 1 node (observed; fewer than
+    declared), replicas admitted before this one take 1, this one needs 1``.
+    """
+    has = f"{over.capacity} {'node' if over.capacity == 1 else 'nodes'}"
+    if over.observed:
+        has += " (observed; fewer than declared)"
+    if over.unit == "pods":
+        charged = f"pods admitted before this replica use {over.charged} of them"
+        needs = f"its {over.needed} {'pod finds' if over.needed == 1 else 'pods find'} no node"
+        needs += " with room for all it claims"
+    else:
+        charged = f"replicas admitted before this one take {over.charged}"
+        needs = f"this one needs {over.needed}"
+    return f"pool {over.pool} on {over.cluster} is over-committed: it has {has}, {charged}, {needs}"
+
+
 def hold(reason: Hold) -> str:
     """Say why nothing new is placed."""
     match reason:
+        case CostlySelector(engine, role, request, expression, error):
+            # An admitted selector may be 10 KiB: shortened, so the error still shows.
+            text = cut(" ".join(expression.split()), 120)
+            return f"engine {engine} {role} device {request}: selector {text!r} {error}"
         case InvalidSelector(engine, role, request, expression, error):
             text = " ".join(expression.split())
             return f"engine {engine} {role} device {request}: selector {text!r} is invalid: {error}"

@@ -17,7 +17,14 @@ from typing import Protocol
 
 from modelplane.domain.dra.device import Device
 from modelplane.domain.scheduling import sharing
-from modelplane.domain.scheduling.fleet import DeviceRequest, Engine, Member, Pool, PoolDevice
+from modelplane.domain.scheduling.fleet import (
+    Demand,
+    DeviceRequest,
+    Engine,
+    Member,
+    Pool,
+    PoolDevice,
+)
 from modelplane.domain.scheduling.placement import (
     ClaimedRequest,
     ConflictMiss,
@@ -269,12 +276,21 @@ class PoolFitter:
         copies = max(spec.copies, 1)
         nodes = copies * pods
         # What each pod claims, for a pool whose pods share nodes.
+        # A gang's pods each take a node of their own (the docs: one per node).
+        mark = sharing.gang if spec.is_gang else _same
         claimed = sharing.pods(
-            (sharing.demand((c.device_class_name, c.count) for c in f.claims), copies * m.pods)
+            (
+                mark(sharing.demand((c.device_class_name, c.count) for c in f.claims)),
+                copies * m.pods,
+            )
             for m, f in zip(spec.members, fits, strict=True)
             if f.claims_real
         )
         return EngineFit(EnginePlacement(spec.name, pool.name, nodes, members, claimed))
+
+
+def _same(claimed: Demand) -> Demand:
+    return claimed
 
 
 def _claims_real(fit: MemberFit | Miss) -> bool:

@@ -116,13 +116,44 @@ class PoolDevice:
 
 
 @dataclass(frozen=True)
+class ObservedCapacity:
+    """What the workload cluster shows of a pool: its nodes that exist, are Ready and
+    take pods (not cordoned, no untolerated taint beyond the GPU one).
+
+    The InferenceCluster publishes it once it observes the cluster; until then (or while
+    observing fails) a pool has none, and its declared size is all the scheduler knows.
+    """
+
+    nodes: int
+
+
+@dataclass(frozen=True)
 class Pool:
-    """A GPU node pool a cluster publishes in ``status.gpuPools``."""
+    """A GPU node pool a cluster publishes in ``status.gpuPools``.
+
+    Attributes:
+        nodes: The declared node count.
+        observed: What the cluster shows of the pool; None while unknown.
+    """
 
     name: str
     nodes: int
     devices: tuple[PoolDevice, ...] = ()
     capacity: Capacity = "Nodes"
+    observed: ObservedCapacity | None = None
+
+    @property
+    def usable_nodes(self) -> int:
+        """The nodes the scheduler charges against: the smaller of declared and observed.
+
+        A pool never holds more than it declares (the cloud bills that size), nor more
+        than runs (a lost or cordoned node takes no pod), so lost capacity over-commits
+        the pool and admission (:mod:`.admission`) decides who stays.
+        """
+        declared = max(self.nodes, 0)
+        if self.observed is None:
+            return declared
+        return min(declared, max(self.observed.nodes, 0))
 
 
 @dataclass(frozen=True)
@@ -159,7 +190,15 @@ class PinnedEngine:
 
 @dataclass(frozen=True)
 class ExistingReplica:
-    """A ModelReplica that exists in the fleet, of any deployment."""
+    """A ModelReplica that exists in the fleet, of any deployment.
+
+    Attributes:
+        created: Its ``metadata.creationTimestamp`` (RFC 3339, so text order is time
+            order); "" when unknown. Admission order (:mod:`.admission`) reads it.
+        ready: It reports Ready: its pods run, so it holds what it runs on.
+        stuck: Why its pods cannot be scheduled where it is, once that has lasted beyond
+            the deployment's grace period ("": not stuck); it is then over-committed.
+    """
 
     namespace: str
     deployment: str
@@ -167,10 +206,17 @@ class ExistingReplica:
     index: int
     engines: tuple[PinnedEngine, ...] = ()
     name: str = ""
+    created: str = ""
+    ready: bool = False
+    stuck: str = ""
 
     def pin(self, engine: str) -> str | None:
         """Return the pool an engine of this replica is pinned to, if it has one."""
         return next((e.pool for e in self.engines if e.name == engine), None)
+
+    def engine_on(self, pool: str) -> str:
+        """Return the (first) engine of this replica pinned to ``pool``, or ""."""
+        return next((e.name for e in self.engines if e.pool == pool), "")
 
 
 @dataclass(frozen=True)

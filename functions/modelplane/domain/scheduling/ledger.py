@@ -7,6 +7,11 @@ not published is ignored: nothing is placed there, and nothing can be overcommit
 A pool charges whole nodes per pod (the docs' rule), unless it publishes
 ``capacity: Devices``: then its pods share nodes, each needing what it claims on one
 node (:mod:`.sharing`), and what it has free is the nodes no pod uses.
+
+A pool has the smaller of its declared and observed nodes (:attr:`Pool.usable_nodes`).
+Charges of existing replicas carry their admission rank (:mod:`.admission`): the ledger
+then says which of them the pool cannot hold (:meth:`Ledger.overcommitted`), and on a
+Devices pool it places their pods in that order, where they run, packing only new pods.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling.admission import Rank
 from modelplane.domain.scheduling.fleet import Demand, FleetCluster, Pods
 from modelplane.domain.scheduling.placement import DeviceShortage, Shortage
 
@@ -22,29 +28,50 @@ PoolKey = tuple[str, str]
 
 
 class _SharedPool:
-    """A pool whose pods share nodes: the pods charged there, packed when asked."""
+    """A pool whose pods share nodes: the pods charged there, placed when asked.
+
+    Ranked charges (existing replicas) are placed in admission order, each where the
+    earlier ones left room; unranked ones (new placements) are packed after them.
+    """
 
     def __init__(self, node: sharing.NodeShape, nodes: int) -> None:
         self.node = node
         self.nodes = nodes
+        self.ranked: dict[Rank, dict[Demand, int]] = {}
         self.pods: dict[Demand, int] = defaultdict(int)
-        self._packed: sharing.Packing | None = None
+        self._packed: tuple[sharing.Packing, tuple[bool, ...]] | None = None
 
-    def charge(self, pods: Pods, sign: int) -> None:
+    def charge(self, pods: Pods, sign: int, rank: Rank | None) -> None:
+        target = self.pods if rank is None else self.ranked.setdefault(rank, defaultdict(int))
         for claimed, count in pods:
-            self.pods[claimed] += sign * count
+            target[claimed] += sign * count
+        if rank is not None and not any(n > 0 for n in target.values()):
+            del self.ranked[rank]
         self._packed = None
 
+    def _order(self) -> list[Rank]:
+        return sorted(self.ranked)
+
+    def _pack(self) -> tuple[sharing.Packing, tuple[bool, ...]]:
+        if self._packed is None:
+            entries = [self.ranked[r] for r in self._order()]
+            self._packed = sharing.pack_in_order(self.node, self.nodes, entries, self.pods)
+        return self._packed
+
     def packing(self, extra: Pods = ()) -> sharing.Packing:
-        """The pods charged (and ``extra`` ones) on the nodes."""
+        """The pods charged (and ``extra`` new ones) on the nodes."""
         if not extra:
-            if self._packed is None:
-                self._packed = sharing.pack(self.node, self.nodes, self.pods)
-            return self._packed
+            return self._pack()[0]
         more = dict(self.pods)
         for claimed, count in extra:
             more[claimed] = more.get(claimed, 0) + count
-        return sharing.pack(self.node, self.nodes, more)
+        entries = [self.ranked[r] for r in self._order()]
+        return sharing.pack_in_order(self.node, self.nodes, entries, more)[0]
+
+    def refused(self) -> list[Rank]:
+        """The ranked charges whose pods find no room after those admitted before them."""
+        fits = self._pack()[1]
+        return [r for r, ok in zip(self._order(), fits, strict=True) if not ok]
 
     def free(self) -> int:
         """Nodes no pod uses; negative (pods without a node) when overcommitted."""
@@ -58,30 +85,76 @@ class Ledger:
     def __init__(self, clusters: Iterable[FleetCluster]) -> None:
         """Open a ledger on every pool the clusters publish, with nothing charged yet."""
         self._nodes: dict[PoolKey, int] = {}
+        self._declared: dict[PoolKey, int] = {}
         self._used: dict[PoolKey, int] = {}
+        self._ranked: dict[PoolKey, dict[Rank, int]] = {}
         self._shared: dict[PoolKey, _SharedPool] = {}
         for cluster in clusters:
             for pool in cluster.pools or ():
                 key = (cluster.name, pool.name)
-                self._nodes[key] = max(pool.nodes, 0)
+                self._nodes[key] = pool.usable_nodes
+                self._declared[key] = max(pool.nodes, 0)
+                self._ranked[key] = {}
                 self._used[key] = 0
                 if pool.capacity == "Devices":
                     self._shared[key] = _SharedPool(sharing.shape(pool.devices), self._nodes[key])
                 else:
                     self._shared.pop(key, None)  # of two pools of one name, the last counts
 
-    def charge(self, cluster: str, pool: str, nodes: int, pods: Pods = ()) -> None:
+    def charge(
+        self, cluster: str, pool: str, nodes: int, pods: Pods = (), rank: Rank | None = None
+    ) -> None:
         """Charge ``nodes`` to a pool (a negative number releases them).
 
         A pool whose pods share nodes charges the ``pods`` instead (released with a
-        negative ``nodes``).
+        negative ``nodes``). ``rank`` is an existing replica's place in admission order;
+        None for a new placement.
         """
         key = (cluster, pool)
         if key in self._used:
             self._used[key] += nodes
+            if rank is not None and nodes:
+                ranked = self._ranked[key]
+                ranked[rank] = ranked.get(rank, 0) + nodes
+                if ranked[rank] <= 0:
+                    del ranked[rank]
             shared = self._shared.get(key)
             if shared is not None and pods:
-                shared.charge(pods, -1 if nodes < 0 else 1)
+                shared.charge(pods, -1 if nodes < 0 else 1, rank)
+
+    def overcommitted(self, cluster: str, pool: str) -> list[tuple[Rank, int, int]]:
+        """Return the existing replicas the pool cannot hold, in admission order.
+
+        Each as ``(rank, charged before it, what it needs)``: nodes charged by the
+        replicas admitted before it and its own nodes; on a pool whose pods share nodes,
+        the nodes those use and its pod count.
+        """
+        key = (cluster, pool)
+        shared = self._shared.get(key)
+        if shared is not None:
+            refused = set(shared.refused())
+            if not refused:
+                return []
+            used = shared.nodes - shared.packing().empty_nodes
+            return [(r, used, sum(shared.ranked[r].values())) for r in sorted(refused)]
+        out: list[tuple[Rank, int, int]] = []
+        admitted = 0
+        capacity = self._nodes.get(key, 0)
+        for rank, nodes in sorted(self._ranked.get(key, {}).items()):
+            if admitted + nodes <= capacity:
+                admitted += nodes
+            else:
+                out.append((rank, admitted, nodes))
+        return out
+
+    def declared(self, cluster: str, pool: str) -> int:
+        """Return a pool's declared node count (:meth:`nodes` is what it charges against)."""
+        return self._declared.get((cluster, pool), 0)
+
+    def observed_below_declared(self, cluster: str, pool: str) -> bool:
+        """Tell whether the pool has fewer usable nodes than it declares (it lost some)."""
+        key = (cluster, pool)
+        return self._nodes.get(key, 0) < self._declared.get(key, 0)
 
     def free(self, cluster: str, pool: str) -> int:
         """Return a pool's free nodes (negative when retained replicas overcommit it).
@@ -126,7 +199,14 @@ class Ledger:
         packed = shared.packing()
         total = tuple(n * shared.nodes for n in shared.node.per_node)
         free = tuple(max(n, 0) for n in packed.free_devices)
-        return DeviceShortage(pool, shared.node.totals(free), shared.node.totals(total), pods)
+        roomiest = max((v for v, _ in packed.free), key=lambda v: (sum(v), v), default=())
+        return DeviceShortage(
+            pool,
+            shared.node.totals(free),
+            shared.node.totals(total),
+            pods,
+            shared.node.totals(roomiest) if any(roomiest) else (),
+        )
 
     def __iter__(self) -> Iterator[PoolKey]:
         """Iterate over every published pool, as ``(cluster, pool)``."""

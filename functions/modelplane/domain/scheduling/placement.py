@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from modelplane.domain.scheduling.admission import OverCommit
 from modelplane.domain.taints import Taint
 
 # --- why a pool does not fit a member ---------------------------------------------------
@@ -81,12 +82,15 @@ class DeviceShortage:
         free: Free devices per DeviceClass, over the whole pool.
         devices: Devices per DeviceClass, over the whole pool.
         needed: The replica's pods on this pool: ``(what one pod claims, how many)``.
+        roomiest: The most devices free on any one node (per class, of the node with the
+            most free), which tells fragmentation apart from a full pool.
     """
 
     pool: str
     free: tuple[tuple[str, int], ...]
     devices: tuple[tuple[str, int], ...]
     needed: tuple[tuple[tuple[tuple[str, int], ...], int], ...]
+    roomiest: tuple[tuple[str, int], ...] = ()
 
 
 # --- why a cluster was passed over ----------------------------------------------------
@@ -234,6 +238,26 @@ class Overcommitted:
 
 
 @dataclass(frozen=True)
+class NotAdmitted:
+    """Its pool charges more than it has, and replicas before it in admission order fill it.
+
+    Attributes:
+        engine: The engine pinned to the pool.
+        over: The pool, what it has, what is charged before this replica, what it needs.
+    """
+
+    engine: str
+    over: OverCommit
+
+
+@dataclass(frozen=True)
+class Unschedulable:
+    """Its pods stayed unschedulable on its cluster beyond the grace period."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class ScaledDown:
     """The deployment wants fewer replicas."""
 
@@ -253,6 +277,8 @@ DropReason = (
     | PoolNoLongerFits
     | NoPoolForEngine
     | Overcommitted
+    | NotAdmitted
+    | Unschedulable
     | ScaledDown
     | Duplicate
 )
@@ -269,6 +295,8 @@ MOVE_REASONS = (
     PoolNoLongerFits,
     NoPoolForEngine,
     Overcommitted,
+    NotAdmitted,
+    Unschedulable,
 )
 
 # --- why nothing new was placed ---------------------------------------------------------
@@ -283,6 +311,16 @@ class InvalidSelector:
     request: str
     selector: str
     error: str
+
+
+@dataclass(frozen=True)
+class CostlySelector(InvalidSelector):
+    """A device selector ran past Kubernetes' runtime cost limit on a device, or the
+    deployment's selectors together past the call's ceiling (``error`` says which).
+
+    Counted in CEL cost units, so it is the same verdict on any machine at any load; it
+    holds like an invalid selector: nothing new is placed, nothing placed is dropped.
+    """
 
 
 @dataclass(frozen=True)
@@ -378,6 +416,21 @@ class PassedOver:
 
 
 @dataclass(frozen=True)
+class KeptOvercommitted:
+    """A Ready replica of the deployment on an over-committed pool: kept, and reported.
+
+    A Ready replica runs, so it is never moved for over-commit; the replicas after it
+    in admission order (or the pool's lost capacity) are what must give way.
+    """
+
+    cluster: str
+    index: int
+    name: str
+    engine: str
+    over: OverCommit
+
+
+@dataclass(frozen=True)
 class Placement:
     """The scheduler's whole answer for one deployment.
 
@@ -392,6 +445,8 @@ class Placement:
         pools: Every published pool's free nodes before and after, sorted.
         moving: Existing replicas that must move but keep running, exactly as they
             are, until enough replacements are Ready; sorted by cluster then index.
+        overcommitted: Ready replicas kept on a pool that admission says is
+            over-committed under them (reported, never moved).
     """
 
     wanted: int
@@ -402,6 +457,7 @@ class Placement:
     selected: int = 0
     pools: tuple[PoolUsage, ...] = ()
     moving: tuple[DroppedReplica, ...] = ()
+    overcommitted: tuple[KeptOvercommitted, ...] = ()
 
     @property
     def short(self) -> int:

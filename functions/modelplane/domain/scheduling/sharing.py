@@ -12,6 +12,11 @@ answer depends only on which pods there are, never on the order they were charge
 charging and releasing in any order gives the same free nodes, and the scheduler stays a
 pure function of its inputs. Nodes with the same devices free are one group, so a pool of
 a thousand identical nodes packs as fast as a pool of one.
+
+:func:`pack_in_order` places running pods where they are instead: replica by replica in
+admission order (a total order every reconcile computes the same way, see
+:mod:`.admission`), each where the earlier ones left room; only new pods are packed
+together, on what is left. A gang's pods (marked :data:`GANG`) take a node each.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ from modelplane.domain.scheduling.fleet import Demand, Pods, PoolDevice
 
 Vector = tuple[int, ...]  # devices per class, in :attr:`NodeShape.classes` order
 
+GANG = "gang.modelplane.ai/pod"
+"""A mark in what a gang's pod claims: it takes a node of its own (docs: a gang's worker
+pods run one per node, and its Leader needs a node too), so no two of a gang's pods,
+nor any other pod, share its node. The workload composes the gang's pods with a pod
+anti-affinity to match. Not a DeviceClass: no node offers it."""
+
 
 @dataclass(frozen=True)
 class NodeShape:
@@ -33,10 +44,17 @@ class NodeShape:
     per_node: Vector
 
     def vector(self, demand: Demand) -> Vector | None:
-        """What a pod claims, as a vector; None when it claims a class no node offers."""
+        """What a pod claims, as a vector; None when it claims a class no node offers.
+
+        A gang's pod (marked :data:`GANG`) takes every device of its node.
+        """
         counts = dict(demand)
+        whole = counts.pop(GANG, 0) > 0
         if any(c not in self.classes for c in counts):
             return None
+        if whole:
+            pairs = zip(self.classes, self.per_node, strict=True)
+            return self.per_node if all(counts.get(c, 0) <= n for c, n in pairs) else None
         return tuple(counts.get(c, 0) for c in self.classes)
 
     def totals(self, vector: Vector) -> tuple[tuple[str, int], ...]:
@@ -61,6 +79,23 @@ def demand(claims: Iterable[tuple[str, int]]) -> Demand:
         if count > 0:
             per_class[device_class] += count
     return tuple(sorted(per_class.items()))
+
+
+def gang(claimed: Demand) -> Demand:
+    """What a gang's pod claims, marked so that it takes a node of its own (:data:`GANG`)."""
+    if not claimed or any(c == GANG for c, _ in claimed):
+        return claimed
+    return tuple(sorted((*claimed, (GANG, 1))))
+
+
+def claimed_devices(claimed: Demand) -> Demand:
+    """What a pod claims, without the gang mark (for messages)."""
+    return tuple((c, n) for c, n in claimed if c != GANG)
+
+
+def is_gang(claimed: Demand) -> bool:
+    """Tell whether a pod is a gang's (it takes a node of its own)."""
+    return any(c == GANG for c, _ in claimed)
 
 
 def pods(entries: Iterable[tuple[Demand, int]]) -> Pods:
@@ -124,6 +159,55 @@ def pack(node: NodeShape, nodes: int, charged: Mapping[Demand, int]) -> Packing:
         unplaced += _place(free, need, count)
     groups = tuple(sorted((v, n) for v, n in free.items() if n > 0))
     return Packing(node, groups, unplaced)
+
+
+def pack_in_order(
+    node: NodeShape,
+    nodes: int,
+    admitted: Sequence[Mapping[Demand, int]],
+    later: Mapping[Demand, int] | None = None,
+) -> tuple[Packing, tuple[bool, ...]]:
+    """Place pods where they run, replica by replica in admission order, then new ones.
+
+    Running pods do not move: each replica's pods (``admitted``, in admission order) are
+    placed on what the replicas before it left, largest pod first, best fit, the way
+    they arrived. A replica whose pods do not all fit takes nothing: it is over-committed
+    (its pods count as unplaced). Only the ``later`` pods (new placements) are packed
+    together, on what is left.
+
+    Returns:
+        The packing, and whether each ``admitted`` entry fits.
+    """
+    free: dict[Vector, int] = {node.per_node: nodes} if nodes > 0 else {}
+    unplaced = 0
+    fits: list[bool] = []
+    for charged in admitted:
+        trial = dict(free)
+        missing = _place_all(node, trial, charged)
+        fits.append(missing == 0)
+        if missing:
+            unplaced += sum(n for n in charged.values() if n > 0)
+        else:
+            free = trial
+    if later:
+        unplaced += _place_all(node, free, later)
+    groups = tuple(sorted((v, n) for v, n in free.items() if n > 0))
+    return Packing(node, groups, unplaced), tuple(fits)
+
+
+def _place_all(node: NodeShape, free: dict[Vector, int], charged: Mapping[Demand, int]) -> int:
+    """Place pods largest first on ``free`` (changed in place); return how many found none."""
+    unplaced = 0
+    order = sorted(
+        ((d, n) for d, n in charged.items() if n > 0), key=lambda p: (-_size(p[0]), p[0])
+    )
+    for claimed, count in order:
+        need = node.vector(claimed)
+        if need is None or not any(need):
+            unplaced += count if need is None else 0
+            continue
+        unplaced += _place(free, need, count)
+    return unplaced
 
 
 def _place(free: dict[Vector, int], need: Vector, count: int) -> int:

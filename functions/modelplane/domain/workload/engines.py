@@ -35,7 +35,8 @@ class Readiness(StrEnum):
     CREATED = "Created"
     """Ready once it exists on the cluster."""
     AVAILABLE = "Available"
-    """Ready when its own ``Available`` condition is True: a workload that serves."""
+    """Ready when every desired pod (or group) runs, available and updated: a workload
+    that serves, read from its replica counts (:func:`modelplane.domain.objects.workload_query`)."""
     ACCEPTED = "Accepted"
     """Ready when a Gateway has accepted it: a route that carries traffic."""
 
@@ -207,16 +208,43 @@ def _lws(replica: Replica, engine: Engine, shape: Gang) -> dict[str, Any]:
         "metadata": _metadata(replica, name, names.engine_selector(replica, engine)),
         "spec": {
             "leaderWorkerTemplate": {
-                "leaderTemplate": _pod(replica, engine, shape.leader, shape),
+                "leaderTemplate": _one_per_node(_pod(replica, engine, shape.leader, shape)),
                 # A gang serves only whole: one pod's restart restarts the group.
                 "restartPolicy": "RecreateGroupOnPodRestart",
                 "size": 1 + shape.worker.worker_nodes,
-                "workerTemplate": _pod(replica, engine, shape.worker, shape),
+                "workerTemplate": _one_per_node(_pod(replica, engine, shape.worker, shape)),
             },
             "replicas": engine.copies,
             "startupPolicy": "LeaderCreated",
         },
     }
+
+
+GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
+"""The label LeaderWorkerSet gives every pod of one group (a leader and its workers)."""
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _one_per_node(template: dict[str, Any]) -> dict[str, Any]:
+    """Keep a group's pods on distinct nodes, as the docs say (one per node).
+
+    A required pod anti-affinity against the pods of its own group (``matchLabelKeys``
+    takes this pod's group-key value), added to any the template carries; the
+    scheduler's ledger charges each gang pod a node of its own to match.
+    """
+    spec = template.setdefault("spec", {})
+    affinity = spec.setdefault("affinity", {})
+    anti = affinity.setdefault("podAntiAffinity", {})
+    required = list(anti.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+    required.append(
+        {
+            "labelSelector": {"matchExpressions": [{"key": GROUP_KEY, "operator": "Exists"}]},
+            "matchLabelKeys": [GROUP_KEY],
+            "topologyKey": HOSTNAME,
+        }
+    )
+    anti["requiredDuringSchedulingIgnoredDuringExecution"] = required
+    return template
 
 
 def _service(replica: Replica, engine: Engine) -> dict[str, Any]:

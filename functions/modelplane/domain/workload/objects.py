@@ -16,8 +16,6 @@ from modelplane.domain.workload import names
 from modelplane.domain.workload.engines import Manifest, Readiness
 from modelplane.domain.workload.spec import Replica, WorkloadCluster
 
-AVAILABLE_QUERY = objects.condition_query("Available")
-"""Deployments and LeaderWorkerSets report ``Available`` once enough pods are ready."""
 ACCEPTED_QUERY = (
     "has(object.status) && has(object.status.parents) && object.status.parents.exists(p, "
     'has(p.conditions) && p.conditions.exists(c, c.type == "Accepted" && c.status == "True"))'
@@ -45,7 +43,7 @@ def wrap(
         replica.namespace,
         provider_config,
         manifest.manifest,
-        ready_when=_ready_when(manifest.readiness),
+        ready_when=_ready_when(manifest),
         keep=keep,
         labels=names.base_labels(replica),
     )
@@ -69,10 +67,11 @@ def namespace(replica: Replica) -> Manifest:
     return Manifest("namespace", manifest)
 
 
-def _ready_when(readiness: Readiness) -> str | None:
-    match readiness:
+def _ready_when(manifest: Manifest) -> str | None:
+    match manifest.readiness:
         case Readiness.AVAILABLE:
-            return AVAILABLE_QUERY
+            # From the counts of what runs, never the Available condition (see the query).
+            return objects.workload_query(str(manifest.manifest.get("kind", "")))
         case Readiness.ACCEPTED:
             return ACCEPTED_QUERY
         case Readiness.CREATED:

@@ -36,15 +36,21 @@ EPP_GRPC_PORT = 9002
 EPP_HEALTH_PORT = 9003
 EPP_METRICS_PORT = 9090
 EPP_CONFIG_FILE = "epp-config.yaml"
-PD_NON_CACHED_TOKENS = 256
+PD_NON_CACHED_TOKENS = 16
 """Disaggregate only when at least this many prompt tokens are not already cached on
-the chosen decode pod: below it, shipping the KV cache costs more than prefilling
-locally."""
+the chosen decode pod. 16 is llm-d's own P/D configuration for this router release
+(llm-d-router ``deploy/config/pd-epp-config.yaml``, ``prefix-based-pd-decider``
+``nonCachedTokens: 16``): one KV block of vLLM's default size, so anything past a
+mostly cached prompt goes to a prefill pod (docs/design/cloud-parity.md)."""
+PREFIX_PRODUCER = "approx-prefix-cache-producer"
+"""Tracks which prompt prefixes each pod has served: the data ``prefix-cache-scorer``
+scores. llm-d's configs for router v0.9 declare it beside the scorer."""
 
-UNIFIED_CONFIG = """\
+UNIFIED_CONFIG = f"""\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
 plugins:
+- type: {PREFIX_PRODUCER}
 - type: prefix-cache-scorer
 - type: queue-scorer
 - type: max-score-picker
@@ -64,6 +70,7 @@ PD_CONFIG = f"""\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
 plugins:
+- type: {PREFIX_PRODUCER}
 - type: prefill-filter
 - type: decode-filter
 - type: prefix-cache-scorer
@@ -96,7 +103,10 @@ schedulingProfiles:
 """
 """A decode pod always, a prefill pod only when the decider says the uncached prompt is
 long; each profile keeps to its role (``llm-d.ai/role``), then weighs cache against queue.
-The disaggregation profile handler sets the headers the decode pod's sidecar reads."""
+The disaggregation profile handler also sets the headers the decode pod's sidecar reads:
+since llm-d-router #905 (before v0.9.0) it is a PreRequest plugin itself, and the separate
+``disagg-headers-handler`` is deprecated (redundant, and removed in v0.11, where a config
+naming it no longer loads), so it is left out (docs/design/cloud-parity.md)."""
 
 
 def path_prefix(replica: Replica) -> str:

@@ -7,7 +7,7 @@ since. Each composite is reconciled by Crossplane's own composite reconciler
 kind's XRD and Composition from ``apis/``, calling the real functions over gRPC:
 
 - **observed**: the composite's composed resources in the store (those it controls), as
-  the fake providers (:mod:`tests.loop.fakes`) last reported them;
+  the fake providers (:mod:`modelplane.dev.loop.fakes`) last reported them;
 - **required**: every other object of the store, so every requirement resolves as the
   API server would answer it;
 - then the composite is written back as the reconciler left it (status, conditions,
@@ -51,13 +51,13 @@ from typing import Any
 
 import yaml
 from google.protobuf.internal import api_implementation
+
 from modelplane import server
 from modelplane.dev import engine
+from modelplane.dev.loop import fakes
+from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
 
-from tests.loop import fakes
-from tests.loop.fakes import Flap, Key, Obj, describe, key_of
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 APIS = ROOT / "apis"
 EXAMPLES = ROOT / "examples"
 KIND_ORDER = (
@@ -85,6 +85,8 @@ USAGE_GROUP = "protection.crossplane.io"
 RENDER_TIMEOUT_SECONDS = 300.0
 """Generous: the machine is small and shared; no test asserts on time."""
 UID_NAMESPACE = uuid.UUID("6f1e7d0c-3b52-4b8e-9a43-2d4c5a1e0b7f")
+CREATED_AT = "2025-01-01T"
+"""The day every object of a loop run is created; the clock ticks a second per object."""
 
 
 @contextlib.contextmanager
@@ -295,8 +297,16 @@ class ControlPlane:
         self.history: list[PassRecord] = []
         self.watchers: list[Callable[[ControlPlane, Reconciled], None]] = []
         self._flaps: dict[Key, tuple[Flap, int]] = {}
+        self._created = 0  # the API server's clock for creationTimestamp: one tick per object
         for doc in docs:
             self.put(doc)
+
+    def _stamp(self, meta: dict[str, Any]) -> None:
+        """Give a new object its creationTimestamp, as the API server does (admission reads it)."""
+        self._created += 1
+        meta["creationTimestamp"] = CREATED_AT + (
+            f"{self._created // 3600:02d}:{self._created // 60 % 60:02d}:{self._created % 60:02d}Z"
+        )
 
     def clone(self) -> ControlPlane:
         """Return an independent copy: same store, history and providers' memory; no watchers."""
@@ -305,6 +315,7 @@ class ControlPlane:
         out.providers = self.providers.clone()
         out.history = list(self.history)
         out._flaps = dict(self._flaps)
+        out._created = self._created
         return out
 
     # -- reading ----------------------------------------------------------------------------
@@ -337,6 +348,10 @@ class ControlPlane:
                 obj.setdefault("spec", {})["crossplane"] = crossplane
         if not meta.get("uid"):
             meta["uid"] = str(uuid.uuid5(UID_NAMESPACE, "\x00".join(key)))
+        if previous is None:
+            self._stamp(meta)
+        else:
+            meta["creationTimestamp"] = (previous.get("metadata") or {}).get("creationTimestamp")
         self.store[key] = obj
         return key
 
@@ -518,8 +533,21 @@ class ControlPlane:
         """Let the fake providers report on every composed resource."""
         self.providers.observe(self.store, self._store_flaps())
 
-    def reconcile(self, key: Key) -> Reconciled:
-        """Reconcile composite ``key`` once with Crossplane's reconciler and apply the result."""
+    def reconcile_together(self, keys: Iterable[Key]) -> list[Reconciled]:
+        """Reconcile composites concurrently: each reads the others as they were before any.
+
+        As Crossplane's workers do for composites applied together (a ``kubectl apply -f
+        dir/``): every call's required resources are the store as it was when they began.
+        """
+        frozen = {k: copy.deepcopy(self._views()(k)) for k in self.store}
+        return [self.reconcile(key, frozen=frozen) for key in keys]
+
+    def reconcile(self, key: Key, *, frozen: Mapping[Key, Obj] | None = None) -> Reconciled:
+        """Reconcile composite ``key`` once with Crossplane's reconciler and apply the result.
+
+        ``frozen``: what it reads of the other objects (the store as an earlier moment
+        saw it); None: the store now.
+        """
         result = Reconciled(key)
         xr = self.get(key)
         api = apis()[key[1]]
@@ -527,7 +555,10 @@ class ControlPlane:
         observed_keys = self.composed_by(key)
         observed = [view(k) for k in observed_keys]
         skip = {key, *observed_keys}
-        required = [view(k) for k in sorted(self.store) if k not in skip]
+        if frozen is None:
+            required = [view(k) for k in sorted(self.store) if k not in skip]
+        else:
+            required = [frozen[k] for k in sorted(frozen) if k not in skip]
         try:
             with deep_messages():
                 out = engine.render_composite(
@@ -610,6 +641,10 @@ class ControlPlane:
         previous = self.store.get(key)
         if fakes.is_composite(obj):
             meta["generation"] = _generation(previous, obj)
+        if previous is None:
+            self._stamp(meta)
+        else:
+            meta["creationTimestamp"] = (previous.get("metadata") or {}).get("creationTimestamp")
         if previous is not None:
             meta["uid"] = fakes.uid_of(previous)
             if "status" in previous:

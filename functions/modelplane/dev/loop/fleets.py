@@ -6,9 +6,9 @@ the docs have the user create first:
 - the providers' ClusterProviderConfigs of "Build the platform"
   (``getting-started/build-the-platform/clusterproviderconfig-*.yaml``);
 - the Secrets those, Existing InferenceClusters (kubeconfig) and ModelCaches
-  (``authSecret``) name (:func:`tests.loop.fakes.user_secrets`);
+  (``authSecret``) name (:func:`modelplane.dev.loop.fakes.user_secrets`);
 - provider-helm's and provider-kubernetes' ClusterProviderConfig ``default`` of the
-  installation (:func:`tests.loop.fakes.installation`);
+  installation (:func:`modelplane.dev.loop.fakes.installation`);
 - the getting-started InferenceGateway ``default`` when the fleet has a ModelService but
   no InferenceGateway of its own (every ModelService needs the control plane's one).
 
@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from tests.loop import fakes
-from tests.loop.harness import EXAMPLES
+from modelplane.dev.loop import fakes
+from modelplane.dev.loop.harness import EXAMPLES
 
 Doc = dict[str, Any]
 

@@ -1,7 +1,7 @@
 """Fake providers and controllers: what the API server shows about composed resources.
 
 Crossplane composes resources; providers and controllers report on them. Between
-reconciles the harness (:mod:`tests.loop.harness`) asks :class:`Providers` to observe
+reconciles the harness (:mod:`modelplane.dev.loop.harness`) asks :class:`Providers` to observe
 every composed resource that something other than Crossplane reports on, as the real
 ones would on their next poll:
 
@@ -55,6 +55,17 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from modelplane.dev.loop.nodes import (
+    MEMBERSHIP_LABEL,
+    NodeState,
+    cluster_nodes,
+    collection_status,
+    matches,
+    members,
+)
+from modelplane.domain import objects
+from modelplane.domain.api import POOL_LABEL
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]
@@ -340,6 +351,7 @@ class Report:
 
     status: Obj
     secrets: list[Obj] = field(default_factory=list)
+    members: list[Obj] | None = None  # an ObservedObjectCollection's members (None: not one)
 
 
 Reporter = Callable[["_World", Obj], Report]
@@ -355,11 +367,14 @@ class Providers:
 
     def __init__(self) -> None:
         self.installed: set[str] = set()
+        # What happened to workload-cluster nodes, by (InferenceCluster, node) (modelplane.dev.loop.nodes).
+        self.nodes: dict[tuple[str, str], NodeState] = {}
 
     def clone(self) -> Providers:
         """Return a copy that remembers the same."""
         out = Providers()
         out.installed = set(self.installed)
+        out.nodes = dict(self.nodes)
         return out
 
     def observe(self, store: dict[Key, Obj], flaps: Mapping[Key, Flap]) -> None:
@@ -371,7 +386,7 @@ class Providers:
         """
         for _ in range(4):  # what one reports can depend on what another reported
             changed = False
-            world = _World(store, self.installed)
+            world = _World(store, self.installed, self.nodes)
             for key in sorted(store):
                 obj = store.get(key)
                 if obj is None or is_composite(obj) or not controller_uid(obj):
@@ -389,6 +404,8 @@ class Providers:
                 if updated != obj:
                     store[key] = updated
                     changed = True
+                if report.members is not None:
+                    changed |= _sync_members(store, obj, report.members)
                 for secret in report.secrets:
                     secret_key = key_of(secret)
                     if store.get(secret_key, {}).get("data") != secret["data"]:
@@ -420,6 +437,8 @@ def reporter_for(obj: Mapping[str, Any]) -> Reporter | None:
         return _release
     if group == KUBERNETES_GROUP and kind == "Object":
         return _object
+    if group == KUBERNETES_GROUP and kind == "ObservedObjectCollection":
+        return _collection
     if group == GATEWAY_GROUP:
         return _control_plane_gateway_api
     return None
@@ -436,9 +455,15 @@ def reports_ready(obj: Mapping[str, Any]) -> bool:
 class _World:
     """Read-only views of the store the reporters share."""
 
-    def __init__(self, store: Mapping[Key, Obj], installed: set[str]) -> None:
+    def __init__(
+        self,
+        store: Mapping[Key, Obj],
+        installed: set[str],
+        nodes: Mapping[tuple[str, str], NodeState] | None = None,
+    ) -> None:
         self.store = store
         self.installed = installed
+        self.nodes = nodes or {}
         self._clusters: dict[str, list[Obj]] | None = None
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Obj | None:
@@ -518,6 +543,34 @@ class _World:
                 at_provider = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")
                 return dict(at_provider or manifest)
         return None
+
+    def pool_runs(self, cluster: str, pool: str) -> bool:
+        """Tell whether a node of ``pool`` on ``cluster`` exists and is Ready (pods run)."""
+        for ic in self.all():
+            if ic.get("kind") != "InferenceCluster" or group_of(ic) != "modelplane.ai":
+                continue
+            name = str((ic.get("metadata") or {}).get("name", ""))
+            config = self.get(KUBERNETES_GROUP, "ClusterProviderConfig", "", name)
+            if (
+                config is None
+                or self.cluster_of(
+                    {
+                        "spec": {
+                            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": name}
+                        }
+                    },
+                    KUBERNETES_GROUP,
+                )
+                != cluster
+            ):
+                continue  # fmt: skip
+            nodes, _ = cluster_nodes(ic, {}, self.nodes)
+            return any(
+                n["metadata"]["labels"].get(POOL_LABEL) == pool
+                and n["status"]["conditions"][0]["status"] == "True"
+                for n in nodes
+            )
+        return True  # a cluster no InferenceCluster declares: nothing known against it
 
     def installs(self, cluster: str, how: str, what: str) -> bool:
         """Tell whether a chart (``how="chart"``) or a Job's CRDs are installed on ``cluster``."""
@@ -729,6 +782,7 @@ _AWS_PREFIXES = {
     "Route": "r",
     "RouteTableAssociation": "rtbassoc",
     "SecurityGroupIngressRule": "sgr",
+    "SecurityGroupEgressRule": "sgr",
 }
 
 
@@ -791,6 +845,8 @@ def _aws(mr: _Managed) -> Observation:
                     "version": str(mr.spec.get("version") or "1.34"),
                     "certificateAuthority": [{"data": _b64("fake CA for " + name)}],
                     "identity": [{"oidc": [{"issuer": server.replace("eks", "oidc.eks")}]}],
+                    # EKS makes the cluster security group itself.
+                    "vpcConfig": {"clusterSecurityGroupId": f"sg-{_digest(name, 'eks')}"},
                 }
             )
         case "NodeGroup":
@@ -891,22 +947,234 @@ def _release(world: _World, obj: Obj) -> Report:
 # --- provider-kubernetes -------------------------------------------------------------------
 
 
+def _collection(world: _World, obj: Obj) -> Report:
+    """An ObservedObjectCollection: its members, over the cluster its InferenceCluster declares."""
+    _, problem = world.connect(obj, KUBERNETES_GROUP)
+    if problem:
+        return _unsynced(obj, problem)
+    name = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
+    cluster = world.get("modelplane.ai", "InferenceCluster", "", name)
+    if cluster is None:
+        return _unsynced(obj, f"cannot find the cluster of provider config {name}")
+    classes = {
+        str((c.get("metadata") or {}).get("name")): c.get("spec") or {}
+        for c in world.all()
+        if c.get("kind") == "InferenceClass"
+    }
+    nodes, slices = cluster_nodes(cluster, classes, world.nodes)
+    return Report(collection_status(), members=members(obj, matches(obj, nodes, slices)))
+
+
+def _sync_members(store: dict[Key, Obj], collection: Obj, wanted: list[Obj]) -> bool:
+    """Create or update the collection's members and prune the others; tell if any changed."""
+    meta = collection.get("metadata") or {}
+    label = {MEMBERSHIP_LABEL: str(meta.get("name", ""))}
+    namespace = str(meta.get("namespace") or "")
+    fresh = {key_of(m): m for m in wanted}
+    changed = False
+    for key, obj in list(store.items()):
+        mine = key[2] == namespace and key[1] == "Object" and _labels_match(obj, label)
+        if mine and key not in fresh:
+            del store[key]
+            changed = True
+    for key, member in fresh.items():
+        if store.get(key) != member:
+            store[key] = member
+            changed = True
+    return changed
+
+
 def _object(world: _World, obj: Obj) -> Report:
     _, problem = world.connect(obj, KUBERNETES_GROUP)
     if problem:
         return _unsynced(obj, problem)
     cluster = world.cluster_of(obj, KUBERNETES_GROUP) or CONTROL_PLANE
     manifest = _manifest(obj)
+    if (obj.get("spec") or {}).get("managementPolicies") == ["Observe"]:
+        return _observe_only(world, obj, cluster, manifest)
     problem = _apply_problem(world, obj, cluster, manifest)
     if problem:
         return _unsynced(obj, problem)
     applied = copy.deepcopy(manifest)
     status = workload_status(world, cluster, applied)
     if status is not None:
+        no_gpu = _gpu_blocked(world, obj, cluster, manifest)
+        if no_gpu:
+            status = _replicated_status(
+                str(manifest.get("kind")),
+                int((manifest.get("spec") or {}).get("replicas", 1)),
+                [no_gpu],
+                _max_unavailable(manifest.get("spec") or {}),
+            )
         applied["status"] = status
     ready, reason = _object_readiness(obj, applied)
     out = _synced({"manifest": applied}, ready=ready, reason=reason)
     return Report(out)
+
+
+# --- GPU capacity: what kube-scheduler does on a pool that is full ---------------------------------
+
+
+def _gpu_blocked(world: _World, obj: Obj, cluster: str, manifest: Mapping[str, Any]) -> str:
+    """Say why a GPU workload's pods wait for a node ("" when they all run).
+
+    A pod that claims devices takes a node of its pool (the docs' whole-node rule). The
+    pool has the nodes its InferenceCluster publishes (observed, where it observes
+    fewer). Workloads bind first come, first served: those already running keep their
+    nodes, then the oldest Objects; one whose pods do not all fit waits, Pending.
+    """
+    pool = _gpu_pool(manifest)
+    nodes = None if pool is None else _pool_nodes(world, obj, pool)
+    if pool is None or nodes is None:
+        return ""
+    me = _bound_first(obj)
+    rivals = [
+        o
+        for o in world.on_cluster(cluster)
+        if o.get("kind") == "Object"
+        and _gpu_pool(_manifest(o)) == pool
+        and _bound_first(o)[1:] != me[1:]
+    ]
+    used = 0
+    for other in sorted([*rivals, obj], key=_bound_first):
+        pods = _gpu_pods(_manifest(other))
+        if used + pods <= nodes:
+            used += pods
+        elif other is obj:
+            return f"pods wait for a node: 0/{nodes} nodes of pool {pool} are available: Insufficient GPUs"
+    return ""
+
+
+def _gpu_pool(manifest: Mapping[str, Any]) -> str | None:
+    """The pool a workload's device-claiming pods are pinned to (None: it claims none)."""
+    if manifest.get("kind") not in ("Deployment", "LeaderWorkerSet"):
+        return None
+    for template in _pod_templates(manifest):
+        spec = template.get("spec") or {}
+        if spec.get("resourceClaims"):
+            found = (spec.get("nodeSelector") or {}).get(POOL_LABEL)
+            return str(found) if found else None
+    return None
+
+
+def _gpu_pods(manifest: Mapping[str, Any]) -> int:
+    """The workload's pods that claim devices (each takes a node)."""
+    spec = manifest.get("spec") or {}
+    copies = int(spec.get("replicas", 1))
+    if manifest.get("kind") != "LeaderWorkerSet":
+        return copies
+    lwt = spec.get("leaderWorkerTemplate") or {}
+    workers = int(lwt.get("size", 1)) - 1
+    per_group = sum(
+        n
+        for template, n in ((lwt.get("leaderTemplate"), 1), (lwt.get("workerTemplate"), workers))
+        if ((template or {}).get("spec") or {}).get("resourceClaims")
+    )
+    return copies * per_group
+
+
+def _pool_nodes(world: _World, obj: Obj, pool: str) -> int | None:
+    """The nodes of ``pool`` on the InferenceCluster whose provider config ``obj`` names."""
+    config = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name") or "")
+    for cluster in world.all():
+        if cluster.get("kind") != "InferenceCluster":
+            continue
+        status = cluster.get("status") or {}
+        if str((status.get("providerConfigRef") or {}).get("name") or "") != config:
+            continue
+        for entry in status.get("gpuPools") or ():
+            if entry.get("name") == pool:
+                if entry.get("capacity") == "Devices":
+                    return None  # pods share nodes: not modelled here
+                observed = (entry.get("observed") or {}).get("nodes")
+                return int(observed if observed is not None else entry.get("nodes", 0))
+    return None
+
+
+def _bound_first(obj: Obj) -> tuple[int, str, str, str]:
+    meta = obj.get("metadata") or {}
+    bound = condition_is(obj, "Ready")
+    created = str(meta.get("creationTimestamp") or "")
+    return (0 if bound else 1, created, str(meta.get("namespace")), str(meta.get("name")))
+
+
+def _observe_only(world: _World, obj: Obj, cluster: str, manifest: Mapping[str, Any]) -> Report:
+    """An Object that only observes: it reports what is there, and is unsynced when absent."""
+    meta = manifest.get("metadata") or {}
+    kind, namespace, name = (
+        str(manifest.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name", "")),
+    )
+    found = _cloud_installed(world, cluster, kind, namespace, name)
+    if found is None:
+        found = world.applied(cluster, kind, namespace, name)
+    if found is None:
+        where = f"{namespace}/{name}" if namespace else name
+        return _unsynced(obj, f"cannot observe object: {kind} {where} not found")
+    ready, reason = _object_readiness(obj, found)
+    return Report(_synced({"manifest": found}, ready=ready, reason=reason))
+
+
+VKE_GPU_OPERATOR = ("DaemonSet", "gpu-operator", "nvidia-operator-validator")
+"""What VKE installs on a cluster with GPU pools: NVIDIA's GPU operator, whose validator
+DaemonSet runs a pod on every GPU node."""
+
+
+def _cloud_installed(
+    world: _World, cluster: str, kind: str, namespace: str, name: str
+) -> Obj | None:
+    """Return an object the cloud itself runs on ``cluster`` (None: it runs no such object)."""
+    if (kind, namespace, name) != VKE_GPU_OPERATOR:
+        return None
+    vke = next(
+        (
+            o
+            for o in world.all()
+            if group_of(o).startswith("vke.vultr")
+            and o.get("kind") == "Kubernetes"
+            and cluster == _connection_secret_key(o)
+        ),
+        None,
+    )
+    if vke is None:
+        return None
+    gpus = sum(_vke_pool_nodes(p) for p in world.all() if _pool_of(p, vke))
+    status = {
+        "currentNumberScheduled": gpus,
+        "desiredNumberScheduled": gpus,
+        "numberAvailable": gpus,
+        "numberMisscheduled": 0,
+        "numberReady": gpus,
+        "observedGeneration": 1,
+        "updatedNumberScheduled": gpus,
+    }
+    metadata = {"name": name, "namespace": namespace, "generation": 1}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": metadata, "status": status}
+
+
+def _connection_secret_key(obj: Mapping[str, Any]) -> str:
+    target = (obj.get("spec") or {}).get("writeConnectionSecretToRef") or {}
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    return f"{namespace}/{target.get('name')}"
+
+
+def _pool_of(pool: Mapping[str, Any], vke: Mapping[str, Any]) -> bool:
+    if pool.get("kind") != "KubernetesNodePool" or not group_of(pool).startswith("vke.vultr"):
+        return False
+    ref = ((pool.get("spec") or {}).get("forProvider") or {}).get("clusterIdRef") or {}
+    return ref.get("name") == (vke.get("metadata") or {}).get("name") and (
+        (pool.get("metadata") or {}).get("namespace")
+        == (vke.get("metadata") or {}).get("namespace")
+    )
+
+
+def _vke_pool_nodes(pool: Mapping[str, Any]) -> int:
+    spec = pool.get("spec") or {}
+    count = (spec.get("forProvider") or {}).get("nodeQuantity")
+    if count is None:
+        count = (spec.get("initProvider") or {}).get("nodeQuantity", 0)
+    return int(count)
 
 
 def _apply_problem(world: _World, obj: Obj, cluster: str, manifest: Mapping[str, Any]) -> str:
@@ -980,6 +1248,63 @@ _PARENTS_QUERY = re.compile(
 )
 
 
+def _number(obj: Mapping[str, Any], *path: str, default: int = 0) -> int:
+    for part in path[:-1]:
+        obj = obj.get(part) or {}
+    value = obj.get(path[-1])
+    return default if value is None else int(value)
+
+
+def _deployment_ready(applied: Mapping[str, Any]) -> bool:
+    """As ``kubectl rollout status`` judges a Deployment: current, updated, available."""
+    if "status" not in applied:
+        return False
+    generation = (applied.get("metadata") or {}).get("generation")
+    if generation is not None and _number(applied, "status", "observedGeneration") < generation:
+        return False
+    desired = _number(applied, "spec", "replicas", default=1)
+    updated = _number(applied, "status", "updatedReplicas")
+    return (
+        updated >= desired
+        and _number(applied, "status", "availableReplicas") >= desired
+        and _number(applied, "status", "replicas") <= updated
+    )
+
+
+def _groups_ready(applied: Mapping[str, Any]) -> bool:
+    """A LeaderWorkerSet serves when every desired group is ready and updated."""
+    desired = _number(applied, "spec", "replicas", default=1)
+    return (
+        "status" in applied
+        and _number(applied, "status", "readyReplicas") >= desired
+        and _number(applied, "status", "updatedReplicas") >= desired
+    )
+
+
+def _job_done(applied: Mapping[str, Any]) -> bool:
+    completions = _number(applied, "spec", "completions", default=1)
+    return "status" in applied and _number(applied, "status", "succeeded") >= completions
+
+
+_WORKLOAD_QUERIES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    " ".join(objects.workload_query(kind).split()): judge
+    for kind, judge in (
+        ("Deployment", _deployment_ready),
+        ("LeaderWorkerSet", _groups_ready),
+        ("Job", _job_done),
+    )
+}
+"""The workload queries our functions write (``objects.workload_query``), by what they mean."""
+
+
+_DAEMONSET_QUERY = re.compile(
+    r"^has\(object\.status\) && has\(object\.status\.desiredNumberScheduled\) && "
+    r"has\(object\.status\.numberReady\) && "
+    r"object\.status\.numberReady == object\.status\.desiredNumberScheduled"
+    r"(?P<some> && object\.status\.desiredNumberScheduled > 0)?$"
+)
+
+
 def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
     """Evaluate the readiness CEL queries our functions write, as provider-kubernetes would.
 
@@ -987,9 +1312,19 @@ def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
         ValueError: a query of another shape (teach the fake about it).
     """
     text = " ".join(query.split())
+    judge = _WORKLOAD_QUERIES.get(text)
+    if judge is not None:
+        return judge(applied)
     found = _CONDITION_QUERY.match(text)
     if found:
         return condition_is(applied, found["type"])
+    found = _DAEMONSET_QUERY.match(text)
+    if found:
+        status = applied.get("status") or {}
+        if "desiredNumberScheduled" not in status or "numberReady" not in status:
+            return False
+        desired = int(status["desiredNumberScheduled"])
+        return int(status["numberReady"]) == desired and (desired > 0 or not found["some"])
     found = _PARENTS_QUERY.match(text)
     if found:
         parents = (applied.get("status") or {}).get("parents") or []
@@ -1046,6 +1381,9 @@ def _pods_blocked(world: _World, cluster: str, manifest: Mapping[str, Any]) -> l
             found = world.applied(cluster, "PersistentVolumeClaim", namespace, str(claim))
             if found is None or (found.get("status") or {}).get("phase") != "Bound":
                 missing.append(f"PersistentVolumeClaim {namespace}/{claim}")
+        pool = (pod.get("nodeSelector") or {}).get(POOL_LABEL)
+        if pool and world.nodes and not world.pool_runs(cluster, str(pool)):
+            missing.append(f"a Ready node of pool {pool}")
         for claim in pod.get("resourceClaims") or ():
             template_name = claim.get("resourceClaimTemplateName")
             if (
@@ -1074,7 +1412,9 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
         }
     if kind in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
         blocked = _pods_blocked(world, cluster, manifest)
-        return _replicated_status(kind, int(spec.get("replicas", 1)), blocked)
+        return _replicated_status(
+            kind, int(spec.get("replicas", 1)), blocked, _max_unavailable(spec)
+        )
     if kind == "Job":
         blocked = _pods_blocked(world, cluster, manifest)
         if blocked:
@@ -1114,12 +1454,26 @@ def workload_status(world: _World, cluster: str, manifest: Mapping[str, Any]) ->
     return None
 
 
-def _replicated_status(kind: str, replicas: int, blocked: list[str]) -> Obj:
+def _max_unavailable(spec: Mapping[str, Any]) -> int:
+    """A Deployment's ``rollingUpdate.maxUnavailable`` (an integer; the default is 25%)."""
+    rolling = (spec.get("strategy") or {}).get("rollingUpdate") or {}
+    value = rolling.get("maxUnavailable", 0)
+    return value if isinstance(value, int) else 0
+
+
+def _replicated_status(kind: str, replicas: int, blocked: list[str], max_unavailable: int) -> Obj:
+    """What the controllers report: counts of what runs, and conditions as Kubernetes sets them.
+
+    A Deployment is ``Available`` once ``replicas - maxUnavailable`` pods are: with one
+    replica and ``maxUnavailable: 1`` that holds while its only pod is Pending, as the
+    real deployment controller reports it.
+    """
     ready = 0 if blocked else replicas
+    minimum = ready >= replicas - max_unavailable if kind == "Deployment" else not blocked
     available = condition(
         "Available",
-        not blocked,
-        "MinimumReplicasAvailable" if not blocked else "MinimumReplicasUnavailable",
+        minimum,
+        "MinimumReplicasAvailable" if minimum else "MinimumReplicasUnavailable",
         "" if not blocked else "pods wait for " + ", ".join(blocked),
     )
     if kind == "LeaderWorkerSet":

@@ -1,0 +1,211 @@
+"""InferenceCluster observes its workload cluster's Nodes and ResourceSlices.
+
+What provider-kubernetes shows is written here as it shows it: the collections' conditions
+and, for each member Object, ``status.atProvider.manifest``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelplane import registry, server
+from modelplane.compose import _kit as kit
+from modelplane.compose import cluster_capacity
+from modelplane.compose.model_deployment import fleet
+from modelplane.dev import schemas
+from modelplane.domain.scheduling.fleet import ObservedCapacity
+
+from tests.compose.test_inference_cluster import CLASS, _cluster
+from tests.compose.test_model_deployment import inference_cluster
+from tests.domain.test_observed_capacity import node as any_node
+from tests.domain.test_observed_capacity import slice_
+from tests.requests import conditions, request
+
+
+def node(name: str, pool: str | None = "gpu-l4", **kw: Any) -> dict[str, Any]:
+    return any_node(name, pool, **kw)
+
+
+TRUE = [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]
+
+
+def collection(conds: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "x",
+        "kind": "ObservedObjectCollection",
+        "status": {"conditions": conds or TRUE},
+    }
+
+
+def member(manifest: dict[str, Any] | None, synced: dict[str, str] | None = None) -> Any:
+    name = (manifest or {}).get("metadata", {}).get("name", "pending")
+    status: dict[str, Any] = {"conditions": [synced or {"type": "Synced", "status": "True"}]}
+    if manifest is not None:
+        status["atProvider"] = {"manifest": manifest}
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": f"eks-us-east-nodes-{name}"},
+        "status": status,
+    }
+
+
+def run(
+    nodes: list[Any], slices: list[Any], observed: dict[str, Any] | None = None
+) -> fnv1.RunFunctionResponse:
+    xr = _cluster("Existing")
+    xr["spec"]["nodePools"][0]["nodeCount"] = 3
+    required = {
+        "classes": [CLASS],
+        "replicas": [],
+        "caches": [],
+        "observe-nodes": nodes,
+        "observe-resource-slices": slices,
+    }
+    seen = {"observe-nodes": collection(), "observe-resource-slices": collection()}
+    if observed is not None:
+        seen = observed
+    return server.run(request(xr, observed=seen, required=required), registry.COMPOSERS)
+
+
+def pools(rsp: fnv1.RunFunctionResponse) -> list[dict[str, Any]]:
+    status = kit.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+    return list(status["gpuPools"])
+
+
+def test_collections_observe_pool_nodes_and_slices_through_the_clusters_provider_config() -> None:
+    rsp = run([], [])
+    nodes = kit.struct_to_dict(rsp.desired.resources["observe-nodes"].resource)
+    assert nodes["apiVersion"] == "kubernetes.m.crossplane.io/v1alpha1"
+    assert nodes["kind"] == "ObservedObjectCollection"
+    assert nodes["metadata"] == {"name": "eks-us-east-nodes", "namespace": "modelplane-system"}
+    assert nodes["spec"]["providerConfigRef"] == {
+        "kind": "ClusterProviderConfig",
+        "name": "eks-us-east",
+    }
+    assert nodes["spec"]["observeObjects"] == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "selector": {"matchExpressions": [{"key": "modelplane.ai/pool", "operator": "Exists"}]},
+    }
+    slices = kit.struct_to_dict(rsp.desired.resources["observe-resource-slices"].resource)
+    assert slices["spec"]["observeObjects"]["kind"] == "ResourceSlice"
+    # Observation informs the scheduler; it never holds the cluster's readiness back.
+    assert rsp.desired.resources["observe-nodes"].ready == fnv1.READY_TRUE
+    wanted = rsp.requirements.resources["observe-nodes"]
+    assert dict(wanted.match_labels.labels) == {
+        "kubernetes.crossplane.io/owned-by-collection": "eks-us-east-nodes"
+    }
+    assert wanted.namespace == "modelplane-system"
+
+
+def test_a_long_cluster_name_gives_a_collection_name_the_crd_accepts() -> None:
+    name = cluster_capacity.collection_name("c" * 200, "observe-resource-slices")
+    assert len(name) <= 63
+    assert name == cluster_capacity.collection_name("c" * 200, "observe-resource-slices")
+    assert name != cluster_capacity.collection_name("c" * 201, "observe-resource-slices")
+
+
+def test_observed_pool_publishes_usable_nodes_devices_and_what_is_left_out() -> None:
+    nodes = [member(node("n1")), member(node("n2", cordoned=True)), member(node("sys", pool=None))]
+    slices = [member(slice_("n1", 1)), member(slice_("n2", 1))]
+    rsp = run(nodes, slices)
+    (pool,) = pools(rsp)
+    assert pool["nodes"] == 3  # declared stays as declared
+    assert pool["observed"] == {
+        "nodes": 1,
+        "devices": [{"driver": "gpu.nvidia.com", "count": 1}],
+        "unavailable": [{"name": "n2", "reason": "Cordoned"}],
+    }
+    assert conditions(rsp)["CapacityObserved"] == (
+        "True",
+        "Observed",
+        "gpu-l4: 1 usable node (n2 Cordoned)",
+    )
+
+
+def test_pool_label_mismatch_means_no_usable_node() -> None:
+    rsp = run([member(node("n1", pool="other"))], [])
+    assert pools(rsp)[0]["observed"] == {"nodes": 0, "devices": []}
+
+
+def test_a_member_whose_node_is_gone_is_left_out() -> None:
+    gone = {
+        "type": "Synced",
+        "status": "False",
+        "reason": "ReconcileError",
+        "message": "observe failed: external resource does not exist",
+    }
+    rsp = run([member(node("n1")), member(node("n2"), synced=gone)], [])
+    assert pools(rsp)[0]["observed"]["nodes"] == 1
+
+
+def test_declared_capacity_stands_until_everything_is_observed() -> None:
+    cases = {
+        "no collection yet": ({}, [member(node("n1"))], "the Nodes are not observed yet"),
+        "collection failing": (
+            {
+                "observe-nodes": collection(
+                    [{"type": "Synced", "status": "False", "message": "cannot reach the cluster"}]
+                ),
+                "observe-resource-slices": collection(),
+            },
+            [member(node("n1"))],
+            "observing the Nodes failed: cannot reach the cluster",
+        ),
+        "a member not read yet": (
+            None,
+            [member(node("n1")), member(None)],
+            "1 of 2 observed Nodes not read yet",
+        ),
+    }
+    for what, (observed, nodes, why) in cases.items():
+        rsp = run(nodes, [], observed)
+        assert "observed" not in pools(rsp)[0], what
+        assert conditions(rsp)["CapacityObserved"] == (
+            "False",
+            "Declared",
+            f"capacity is declared, not observed: {why}",
+        ), what
+
+
+def test_an_observation_lost_drops_the_observed_entry_published_before() -> None:
+    xr_status = {"gpuPools": [{"name": "gpu-l4", "nodes": 3, "observed": {"nodes": 1}}]}
+    entries = cluster_capacity.publish(
+        xr_status["gpuPools"], cluster_capacity.Observation(None, "x")
+    )
+    assert entries == [{"name": "gpu-l4", "nodes": 3}]
+
+
+@pytest.mark.crank
+@pytest.mark.skipif(not schemas.available(), reason="schemas not fetched: tools/schemas/fetch.sh")
+def test_the_collections_validate_against_provider_kubernetes_crd() -> None:
+    rsp = run([], [])
+    docs = [kit.struct_to_dict(rsp.desired.resources[k].resource) for k in cluster_capacity.KEYS]
+    report = schemas.validate(docs)
+    assert report.ok, "\n".join(report.failures + report.missing) or report.output
+
+
+def test_the_scheduler_reads_the_observed_nodes_and_charges_the_smaller() -> None:
+    cluster = inference_cluster("eks-a")
+    cluster["status"]["gpuPools"][0]["nodes"] = 3
+    plain = fleet.read_cluster(fleet.as_struct(cluster))
+    assert plain is not None
+    assert plain.pools is not None
+    assert plain.pools[0].observed is None  # not observed: the declared size stands
+    assert plain.pools[0].usable_nodes == 3
+    cluster["status"]["gpuPools"][0]["observed"] = {"nodes": 1, "devices": []}
+    seen = fleet.read_cluster(fleet.as_struct(cluster))
+    assert seen is not None
+    assert seen.pools is not None
+    assert seen.pools[0].observed == ObservedCapacity(1)
+    assert seen.pools[0].usable_nodes == 1
+
+
+def test_an_unreadable_observed_count_is_named() -> None:
+    cluster = inference_cluster("eks-a")
+    cluster["status"]["gpuPools"][0]["observed"] = {"nodes": -1}
+    with pytest.raises(fleet.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodes"):
+        fleet.read_cluster(fleet.as_struct(cluster))
