@@ -109,7 +109,7 @@ models: $(INSTALLED) ## Regenerate the typed models from the XRDs.
 	$(PY) -m modelplane.dev.models
 
 .PHONY: bench
-bench: setup ## Run the benchmarks and print their figures.
+bench: setup benchclient ## Run the benchmarks and print their figures (served ones from the Go client).
 	$(PY) -m benches
 
 .PHONY: clean

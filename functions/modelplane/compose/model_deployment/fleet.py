@@ -326,20 +326,35 @@ def object_key(message: Item) -> tuple[str, str] | bytes:
     """An object's identity: its ``(uid, resourceVersion)``, else a digest of its content.
 
     The API server gives every object a uid and changes its resourceVersion on every
-    write, status included, so the pair names one content exactly, and reading it costs a
-    few field lookups where digesting the content costs a serialisation. Objects without
-    them (YAML read by ``modelplane plan``, tests) are keyed by their content, and so is
-    an object still encoded, whose digest costs less than decoding it.
+    write, status included, so the pair names one content exactly. It is read from the
+    object's ``metadata`` alone, decoded or encoded: Crossplane encodes each request anew
+    and Go's protobuf writes map entries in a different order every time, so the same
+    object never arrives as the same bytes twice and a digest of them would never match.
+    Objects without them (YAML read by ``modelplane plan``, tests) are keyed by their
+    content.
     """
     if isinstance(message, bytes):
-        return hashlib.sha256(message).digest()  # faster than blake2b where SHA is in hardware
-    meta = message.fields.get("metadata")
-    if meta is not None:
-        found = meta.struct_value.fields  # the empty default when metadata is no object
-        uid, version = found.get("uid"), found.get("resourceVersion")
-        if uid is not None and version is not None and uid.string_value and version.string_value:
-            return (uid.string_value, version.string_value)
-    return content_key(message)
+        key = identity(_encoded(message))
+        return hashlib.sha256(message).digest() if key is None else key
+    key = identity(message)
+    return content_key(message) if key is None else key
+
+
+def identity(obj: Any) -> tuple[str, str] | None:
+    """``(uid, resourceVersion)`` of an object (a Struct, or one read with .lazy), if both."""
+    meta = obj.fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != "struct_value":
+        return None
+    inner = meta.struct_value
+    try:
+        found = _decode_struct(inner).fields if isinstance(inner, bytes) else inner.fields
+    except DecodeError:
+        return None
+    uid, version = found.get("uid"), found.get("resourceVersion")
+    if uid is None or version is None:
+        return None
+    key = (str(uid.string_value), str(version.string_value))  # "" unless strings
+    return key if key[0] and key[1] else None
 
 
 class _Memo(Generic[T]):
@@ -942,8 +957,8 @@ def _describe(kind: str, fields: Fields) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
-def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None]:
-    obj = _encoded(item)
+def _cluster_or_skipped(obj: Any) -> tuple[FleetCluster | None, Skipped | None]:
+    """Read a cluster whose first levels are decoded (:func:`_encoded`)."""
     try:
         cluster, problems = _read_cluster(obj)
     except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError, DecodeError):
@@ -953,8 +968,8 @@ def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None
     return cluster, Skipped(_describe("InferenceCluster", obj.fields), str(problems[0]))
 
 
-def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
-    obj = _encoded(item)
+def _replica_or_skipped(obj: Any) -> ExistingReplica | Skipped | None:
+    """Read a replica whose first levels are decoded (:func:`_encoded`)."""
     try:
         return read_replica(obj)
     except UnreadableError as exc:
@@ -976,10 +991,36 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
     return Skipped(_describe("ModelReplica", fields), problem, identity)
 
 
-_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(
-    _cluster_or_skipped, object_key
-)
-_replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped, object_key)
+class _ObjectMemo(_Memo[T]):
+    """A :class:`_Memo` of fleet objects, keyed by :func:`identity`.
+
+    An encoded object's first levels are decoded once (:func:`_encoded`): its identity is
+    read from them and, when it is new, the reader reads on from them. Only an object
+    without a uid and resourceVersion is keyed by a digest of its content.
+    """
+
+    def __call__(self, message: Any) -> T:
+        obj = _encoded(message)
+        key: Any = identity(obj)
+        if key is None:
+            key = (
+                hashlib.sha256(message).digest()
+                if isinstance(message, bytes)
+                else (content_key(message))
+            )
+        found = self._young.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._old.pop(key, _MISSING)
+            if found is _MISSING:
+                found = self._read(obj)
+            if len(self._young) >= self.limit:
+                self._old, self._young = self._young, {}
+            self._young[key] = cast("T", found)
+        return cast("T", found)
+
+
+_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _ObjectMemo(_cluster_or_skipped)
+_replicas: _Memo[ExistingReplica | Skipped | None] = _ObjectMemo(_replica_or_skipped)
 
 
 def forget() -> None:
