@@ -69,7 +69,8 @@ class GoClient:
         )
 
     def _command(self, command: str, count: int) -> dict[str, Any]:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
         self._proc.stdin.write(f"{command} {count}\n")
         self._proc.stdin.flush()
         line = self._proc.stdout.readline()
