@@ -120,3 +120,17 @@ def test_an_identity_that_is_no_string_keys_by_content() -> None:
     doc = _replica()
     doc["metadata"]["resourceVersion"] = ""
     assert isinstance(fleet.object_key(fleet.as_struct(doc)), bytes)
+
+
+def test_pools_of_one_class_share_their_devices_however_encoded() -> None:
+    """The scheduler fits a member once per device list (by identity): clusters whose
+    pools publish the same devices must share one list, whatever their map order."""
+    one = _identified(inference_cluster("c1"), "u-1", "1")
+    two = _identified(inference_cluster("c2"), "u-2", "1")
+    fleet.forget()
+    state = fleet.read_fleet([_encoded_in_order(one, 0), _encoded_in_order(two, 1)], [])
+    first, second = state.clusters["c1"].pools, state.clusters["c2"].pools
+    assert first is not None
+    assert second is not None
+    assert first[0].devices
+    assert first[0].devices is second[0].devices

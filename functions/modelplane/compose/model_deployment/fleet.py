@@ -181,26 +181,25 @@ def _lenient(value: Any) -> Fields:
 
 
 def _encoded(item: Item) -> Any:
-    """A fleet object to read one level at a time (.lazy), however it came.
+    """A fleet object decoded for reading, however it came.
 
-    Its first levels (``metadata``, ``labels``, ``spec``...), which every reader reads,
-    are decoded at once (:data:`lazy.Object`). When they do not decode, the object is
-    read one level at a time, so what does read is read and the rest is named as before;
-    bytes that are no Struct read as an empty object, which every reader skips.
+    It is decoded in one call down to every field the readers read (:data:`lazy.Tree`).
+    When that fails, its first levels are decoded (:data:`lazy.Object`), and failing that
+    it is read one level at a time, so what does read is read and the rest is named as
+    before; bytes that are no Struct read as an empty object, which every reader skips.
     """
     encoded = item if isinstance(item, bytes) else item.SerializeToString()
-    try:
-        return _decode_object(encoded)
-    except DecodeError:
-        pass
-    try:
-        return _decode_struct(encoded)
-    except DecodeError:
-        return lazy.Struct()
+    for decode in (_decode_tree, _decode_object, _decode_struct):
+        try:
+            return decode(encoded)
+        except DecodeError:
+            continue
+    return lazy.Struct()
 
 
 _decode_struct, _decode_list = lazy.Struct.FromString, lazy.ListValue.FromString
 _decode_object = lazy.Object.FromString
+_decode_tree, _decode_head = lazy.Tree.FromString, lazy.Head.FromString
 
 
 def _sub(fields: Fields, key: str) -> Fields:
@@ -305,8 +304,12 @@ def _ready(status: Fields) -> bool:
 
 
 def content_key(message: Any) -> bytes:
-    """A message's identity by content: a digest of its bytes."""
-    return hashlib.blake2b(message.SerializeToString(), digest_size=16).digest()
+    """A message's identity by content: a digest of its deterministic encoding.
+
+    Deterministic, so that the same content read from encodings whose map entries came
+    in different orders (Go's protobuf writes a new order every time) has one key.
+    """
+    return hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=16).digest()
 
 
 Item: TypeAlias = structpb.Struct | bytes  # a fleet object, decoded or still encoded (see .wire)
@@ -333,11 +336,18 @@ def object_key(message: Item) -> tuple[str, str] | bytes:
     Objects without them (YAML read by ``modelplane plan``, tests) are keyed by their
     content.
     """
-    if isinstance(message, bytes):
-        key = identity(_encoded(message))
-        return hashlib.sha256(message).digest() if key is None else key
-    key = identity(message)
-    return content_key(message) if key is None else key
+    key = identity(_head(message)) if isinstance(message, bytes) else identity(message)
+    if key is not None:
+        return key
+    return hashlib.sha256(message).digest() if isinstance(message, bytes) else content_key(message)
+
+
+def _head(encoded: bytes) -> Any:
+    """An encoded object's first two levels (:data:`lazy.Head`); empty if they do not decode."""
+    try:
+        return _decode_head(encoded)
+    except DecodeError:
+        return lazy.Struct()
 
 
 def identity(obj: Any) -> tuple[str, str] | None:
@@ -725,59 +735,108 @@ def _careful_replica(fields: Fields) -> ExistingReplica | None:
 _STRING, _OBJECT, _LIST = "string_value", "struct_value", "list_value"
 
 
+# What the short path reads of a ModelReplica, in one place: each (key in metadata,
+# labels or spec) must be a non-empty string for it to take the replica. (A field read
+# for admission order, say, goes here and into ExistingReplica.)
+_REPLICA_META = ("namespace", "name")
+_REPLICA_LABELS = (DEPLOYMENT_LABEL, CLUSTER_LABEL, INDEX_LABEL)
+
+
 def _plain_replica(fields: Fields) -> Any:
     """:func:`read_replica` for a replica as the API server writes them, in fewer steps.
 
     A fleet of 10,000 replicas is read in full whenever the function has not seen it
-    (a restart, a new pod), and the careful reader's layers cost more than decoding.
-    Every field it reads must be there and of its type; otherwise (an absent label, a
-    null, a wrong type) it returns ``_MISSING`` and the careful reader reads the replica,
-    naming what is wrong. It checks and decodes in the careful reader's order, so both
-    read a replica the same, and raise the same.
+    (a restart, a new pod, every object that changed), so this path reads a replica
+    decoded in one call (:data:`lazy.Tree`) with as few Python-level steps as it can: a
+    string read from a Value of another kind is empty, so a non-empty one is a string
+    and needs no kind check. Anything else (an absent or empty field, a null, a wrong
+    type, an object decoded otherwise) returns ``_MISSING`` and the careful reader reads
+    the replica, naming what is wrong; what this returns, the careful reader returns too.
     """
-    meta = fields.get("metadata")
-    if meta is None or meta.WhichOneof("kind") != _OBJECT:
+    meta, spec = fields.get("metadata"), fields.get("spec")
+    if meta is None or spec is None:
         return _MISSING
-    meta = _fields_of(meta)
-    namespace, name, found = meta.get("namespace"), meta.get("name"), meta.get("labels")
-    if namespace is None or name is None or found is None or found.WhichOneof("kind") != _OBJECT:
-        return _MISSING
-    found = _fields_of(found)
-    deployment = found.get(DEPLOYMENT_LABEL)
-    cluster_label, index = found.get(CLUSTER_LABEL), found.get(INDEX_LABEL)
-    if deployment is None or cluster_label is None or index is None:
-        return _MISSING
-    if not (
-        namespace.WhichOneof("kind") == name.WhichOneof("kind") == _STRING
-        and deployment.WhichOneof("kind") == _STRING
-        and cluster_label.WhichOneof("kind") == index.WhichOneof("kind") == _STRING
-    ):
-        return _MISSING
-    spec = fields.get("spec")
-    if spec is None or spec.WhichOneof("kind") != _OBJECT:
-        return _MISSING
-    spec = _fields_of(spec)
+    meta, spec = meta.struct_value, spec.struct_value
+    if isinstance(meta, bytes) or isinstance(spec, bytes):
+        return _MISSING  # not decoded as a tree: the careful reader
+    meta, spec = meta.fields, spec.fields
+    found = meta.get("labels")
     cluster, engines = spec.get("clusterName"), spec.get("engines")
-    if cluster is None or engines is None or cluster.WhichOneof("kind") != _STRING:
+    if found is None or cluster is None or engines is None:
         return _MISSING
-    if engines.WhichOneof("kind") != _LIST or not isinstance(engines.list_value, bytes):
+    labels_ = found.struct_value.fields
+    texts = [_plain_text(meta, key) for key in _REPLICA_META]
+    texts += [_plain_text(labels_, key) for key in _REPLICA_LABELS]
+    where = cluster.string_value
+    if not where or not all(texts):
         return _MISSING
-    try:
-        pinned = _encoded_engines(engines.list_value)
-    except UnreadableError as exc:
-        error = exc.within("spec")
-        raise error from None
-    where = str(cluster.string_value) or str(cluster_label.string_value)
-    if not where:
-        return None
+    pinned = _plain_engine_values(engines.list_value.values)
+    if pinned is _MISSING:
+        return _MISSING
+    namespace, name, deployment, _, index = texts
     return ExistingReplica(
-        namespace=str(namespace.string_value),
-        deployment=str(deployment.string_value),
-        cluster=where,
-        index=_index(str(index.string_value)),
+        namespace=namespace,
+        deployment=deployment,
+        cluster=str(where),
+        index=_index(index),
         engines=pinned,
-        name=str(name.string_value),
+        name=name,
     )
+
+
+def _plain_text(fields: Fields, key: str) -> str:
+    """A string field as the short path reads it: empty when absent or no string."""
+    value = fields.get(key)
+    return "" if value is None else str(value.string_value)
+
+
+def _plain_engine_values(engines: Any) -> Any:
+    """:func:`_plain_engines` on engines decoded as a tree; ``_MISSING`` for the careful
+    reader (which also reads an empty list: it may be no list at all)."""
+    if not len(engines):
+        return _MISSING
+    pinned = []
+    for engine in engines:
+        fields = engine.struct_value.fields  # empty unless an object
+        members = fields.get("members")
+        name = fields.get("name")
+        copies = _plain_copies(fields)
+        if members is None or copies is None:
+            return _MISSING
+        if name is not None and not name.string_value and name.WhichOneof("kind") != _STRING:
+            return _MISSING
+        values = members.list_value.values
+        if not len(values):
+            return _MISSING
+        pool, pods = "", 0
+        demands = []
+        for member in values:
+            found = member.struct_value.fields
+            if not len(found):
+                return _MISSING
+            on, role, requests = (found.get(k) for k in ("nodePoolName", "role", "deviceRequests"))
+            if on is not None:
+                text = on.string_value
+                if not text and on.WhichOneof("kind") != _STRING:
+                    return _MISSING
+                pool = pool or str(text)
+            if requests is None:
+                continue
+            claims = requests.list_value.values
+            if not len(claims):
+                if requests.WhichOneof("kind") in (_LIST, "null_value"):
+                    continue
+                return _MISSING
+            if role is not None:
+                kind = role.string_value
+                if kind == "Worker" or (not kind and role.WhichOneof("kind") != _STRING):
+                    return _MISSING  # a worker's count of nodes: the careful reader
+            pods += 1
+            demands.append(_claims(claims))
+        shared = sharing.pods((d, copies) for d in demands)
+        text = str(name.string_value) if name is not None else ""
+        pinned.append(PinnedEngine(text, pool, copies * pods, shared))
+    return tuple(pinned)
 
 
 def _index(text: str) -> int:
