@@ -99,7 +99,7 @@ def test_the_short_paths_read_a_replica_as_the_careful_reader_does(doc: Doc) -> 
     careful = _outcome(lambda d: fleet._careful_replica(d.fields), fleet.as_struct(doc))
     encoded = fleet.as_struct(doc).SerializeToString()
     for decode in (lazy.Tree.FromString, lazy.Object.FromString):
-        plain = _outcome(lambda d: fleet._plain_replica(d.fields), decode(encoded))  # noqa: B023
+        plain = _outcome(lambda d: fleet._plain_replica(d.fields), decode(encoded))
         assert plain is fleet._MISSING or plain == careful
     fleet.forget()
     shared = fleet._shared_replica(encoded)
