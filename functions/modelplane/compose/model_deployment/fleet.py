@@ -1106,27 +1106,19 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
 
 
 class _ObjectMemo(_Memo[T]):
-    """A :class:`_Memo` of fleet objects, keyed by :func:`identity`.
+    """A :class:`_Memo` of fleet objects, keyed by :func:`object_key`.
 
-    An encoded object's first levels are decoded once (:func:`_encoded`): its identity is
-    read from them and, when it is new, the reader reads on from them. Only an object
-    without a uid and resourceVersion is keyed by a digest of its content.
+    An object is read (and decoded for it) only when its key is new: an object seen
+    before costs the decode of its ``metadata`` alone (:data:`lazy.Head`).
     """
 
     def __call__(self, message: Any) -> T:
-        obj = _encoded(message)
-        key: Any = identity(obj)
-        if key is None:
-            key = (
-                hashlib.sha256(message).digest()
-                if isinstance(message, bytes)
-                else (content_key(message))
-            )
+        key = object_key(message)
         found = self._young.get(key, _MISSING)
         if found is _MISSING:
             found = self._old.pop(key, _MISSING)
             if found is _MISSING:
-                found = self._read(obj)
+                found = self._read(message)
             if len(self._young) >= self.limit:
                 self._old, self._young = self._young, {}
             self._young[key] = cast("T", found)
