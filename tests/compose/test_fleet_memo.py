@@ -164,6 +164,14 @@ def test_a_cluster_reads_the_same_encoded_as_decoded(doc: Doc) -> None:
     assert _outcome(fleet.read_cluster, _encoding_of(doc)) == decoded
 
 
+@pytest.mark.parametrize("doc", CLUSTERS)
+def test_the_short_path_reads_a_cluster_as_the_careful_reader_does(doc: Doc) -> None:
+    careful = _outcome(lambda d: fleet._careful_cluster(d.fields), fleet.as_struct(doc))
+    tree = lazy.Tree.FromString(fleet.as_struct(doc).SerializeToString())
+    plain = _outcome(lambda d: fleet._plain_cluster(d.fields), tree)
+    assert plain is fleet._MISSING or (plain, []) == careful
+
+
 def test_a_null_reads_as_absent() -> None:
     fleet.forget()
     read = fleet.read_fleet([], [fleet.as_struct(_replica(_set("spec.engines", None)))])

@@ -638,8 +638,40 @@ def _published(status: Fields) -> tuple[Pool, ...] | None:
     if found is None or found.WhichOneof("kind") != "list_value":
         return _pools(status)
     if not isinstance(found.list_value, bytes):
-        return _pools(status)
+        plain = _plain_pools(found.list_value.values)
+        return _pools(status) if plain is _MISSING else cast("tuple[Pool, ...]", plain)
     return _encoded_pools(found.list_value)
+
+
+def _plain_pools(values: Any) -> Any:
+    """:func:`_pools` for pools as clusters publish them, in fewer steps.
+
+    Every pool must have a name, a whole count of nodes and its devices (a number or
+    string read from a Value of another kind is empty, so only an empty one needs its
+    kind checked); otherwise it returns ``_MISSING`` and :func:`_pools` reads them,
+    naming what is wrong. What this returns, :func:`_pools` returns too.
+    """
+    pools = []
+    for value in values:
+        pool = value.struct_value.fields
+        name, nodes, devices = pool.get("name"), pool.get("nodes"), pool.get("devices")
+        if name is None or nodes is None or devices is None or not name.string_value:
+            return _MISSING
+        count = nodes.number_value
+        if not count.is_integer() or count < 0:
+            return _MISSING
+        if not count and nodes.WhichOneof("kind") != "number_value":
+            return _MISSING
+        capacity = pool.get("capacity")
+        shape = "Nodes" if capacity is None else capacity.string_value
+        if shape not in ("Nodes", "Devices"):
+            return _MISSING
+        try:
+            read = _pool_devices(devices)
+        except UnreadableError:
+            return _MISSING  # _pools names it, with the pool's place
+        pools.append(Pool(str(name.string_value), int(count), read, shape))
+    return tuple(pools)
 
 
 def _pools_encoded(encoded: bytes) -> tuple[Pool, ...] | None:
