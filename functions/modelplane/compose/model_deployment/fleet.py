@@ -1,18 +1,21 @@
 """Read the fleet (InferenceClusters, ModelReplicas, the ModelCache) into scheduler values.
 
 A ModelDeployment's request carries every ModelReplica of the fleet: 10,000 of them on
-a large fleet, read on every call. So:
+a large fleet, read on every call, encoded anew by Crossplane each time (Go's protobuf
+writes map entries in a different order on every call, so the same object never comes
+as the same bytes twice). So:
 
-- each object is read once, and remembered by its uid and resourceVersion (by its
-  content when it has none, or when it is still encoded: see :mod:`.wire`);
-- an object is read from its encoding one level at a time (:mod:`.lazy`), taking only
-  the fields the scheduler needs, so a replica's pod template is never decoded; its
-  first levels (metadata, labels, spec, status) are decoded at once;
-- a replica, its engines and a cluster as the API server writes them are read by a
-  short path that checks less and declines anything else (``_plain_*``), which the
-  careful reader then reads: a fleet never seen is read in full, 10,000 replicas at once;
-- what many objects share is read once per encoding: a replica's engines (every replica
-  of a deployment on one pool has the same), a cluster's pools, a pool's devices.
+- each object is read once, and remembered by its uid and resourceVersion, read from
+  its ``metadata`` alone (:data:`lazy.Head`); by a digest of its content only when it
+  has neither (:func:`object_key`);
+- an object not seen before is decoded in one call as deep as it is read (a replica by
+  :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
+  never decoded, and read by a short path with few Python-level steps that declines
+  anything not as the API server writes it (``_plain_*``), which the careful reader then
+  reads and names;
+- what many objects share is read once per content, keyed by a deterministic encoding
+  of what the reader reads of it: a replica's engines (every replica of a deployment on
+  one pool has the same), a pool's devices (which the scheduler then fits once).
 
 Decoded Structs and plain dicts (``modelplane plan`` reads YAML, through
 :func:`as_struct`) are encoded first, so there is one reader for all of them.
@@ -663,9 +666,10 @@ def _plain_pools(values: Any) -> Any:
         if not count and nodes.WhichOneof("kind") != "number_value":
             return _MISSING
         capacity = pool.get("capacity")
-        shape = "Nodes" if capacity is None else capacity.string_value
-        if shape not in ("Nodes", "Devices"):
+        text = "Nodes" if capacity is None else capacity.string_value
+        if text not in ("Nodes", "Devices"):
             return _MISSING
+        shape: Capacity = "Devices" if text == "Devices" else "Nodes"
         try:
             read = _pool_devices(devices)
         except UnreadableError:
