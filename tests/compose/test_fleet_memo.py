@@ -71,6 +71,32 @@ REPLICAS = [
         _replica(_set("spec.engines[0].members[0].deviceRequests", None)), id="requests-null"
     ),
     *(pytest.param(_replica(cast("Mutation", p.values[0])), id=p.id) for p in BAD_REPLICAS),
+    # What admission orders by (creation, Ready, stuck): every path reads it alike.
+    pytest.param(
+        _replica(
+            _set("metadata.creationTimestamp", "2026-01-02T03:04:05Z"),
+            _set("status", {"conditions": [{"type": "Ready", "status": "True"}]}),
+        ),
+        id="created-ready",
+    ),
+    pytest.param(
+        _replica(
+            _set(
+                "status",
+                {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": "0/2 nodes are available",
+                        }
+                    ]
+                },
+            )
+        ),
+        id="unschedulable",
+    ),
 ]
 
 
@@ -101,6 +127,8 @@ def test_the_short_paths_read_a_replica_as_the_careful_reader_does(doc: Doc) -> 
     for decode in (lazy.Tree.FromString, lazy.Object.FromString):
         plain = _outcome(lambda d: fleet._plain_replica(d.fields), decode(encoded))
         assert plain is fleet._MISSING or plain == careful
+    if not isinstance(careful, str):  # with what admission orders by, read apart
+        careful = fleet._with_admission(careful, fleet.as_struct(doc).fields)
     fleet.forget()
     shared = fleet._shared_replica(encoded)
     assert shared is fleet._MISSING or shared == careful
@@ -154,6 +182,8 @@ CLUSTERS = [
     pytest.param(_cluster(_set("status.gpuPools[0].devices", None)), id="devices-null"),
     pytest.param(_cluster(_set("metadata.name", "")), id="no-name"),
     pytest.param(_cluster(pools=[("a", 2, ()), ("b", 0, ())]), id="two-pools"),
+    pytest.param(_cluster(_set("status.gpuPools[0].observed", {"nodes": 1})), id="observed"),
+    pytest.param(_cluster(_set("status.gpuPools[0].observed", {"nodes": "x"})), id="observed-bad"),
     *(pytest.param(_cluster(cast("Mutation", p.values[0])), id=p.id) for p in BAD_CLUSTERS),
 ]
 
