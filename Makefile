@@ -113,7 +113,7 @@ check-charts: $(INSTALLED) ## Check every pinned chart version against its chart
 	$(PY) -m modelplane.dev.chart_index
 
 .PHONY: bench
-bench: setup ## Run the benchmarks and print their figures.
+bench: setup benchclient ## Run the benchmarks and print their figures (served ones from the Go client).
 	$(PY) -m benches
 
 .PHONY: clean

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from e2e.__main__ import run_all, wanted_scenarios
 from e2e.fleet import capacity_scenarios as capacity
+from e2e.fleet import rollout_scenarios as rollouts
 from e2e.fleet import scenarios as fleet
 from e2e.kube import Kube
 from e2e.scenarios import Scenario
@@ -62,6 +63,20 @@ SCENARIOS = (
         "a workload cluster's API server stopped: its replica is retained (docs) but not Ready "
         "(ClusterUnreachable), the ModelService routes to the survivor; restarted, it is back",
         fleet.cluster_lost,  # type: ignore[arg-type]
+        ("deploy",),
+    ),
+    Scenario(
+        "rollout",
+        "an image edit on three replicas (maxSurge 0, maxUnavailable 1): at every observation "
+        "two Ready and routed to, at the end all three run the new image",
+        rollouts.rollout,  # type: ignore[arg-type]
+        ("deploy",),
+    ),
+    Scenario(
+        "bad-image",
+        "an image whose pod never runs: the rollout stops after one replica and says so, "
+        "the other two keep serving the previous image",
+        rollouts.bad_image,  # type: ignore[arg-type]
         ("deploy",),
     ),
     Scenario(
@@ -128,6 +143,9 @@ def main() -> int:
             f"selectors: {ctx.stats['selector_disagreements']} disagreements between our CEL "
             f"and kube-scheduler in {ctx.stats['selector_probes']} probes"
         )
+    for key in ("rollout_timeline", "bad_image_timeline"):
+        if key in ctx.stats:
+            print(f"{key.replace('_', ' ')}: {ctx.stats[key]}")
     capacity.summary(ctx)
     return outcome.summary()
 

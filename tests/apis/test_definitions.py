@@ -31,7 +31,10 @@ KINDS = {
 
 # Printer columns decisions.md fixes: kind -> {column: jsonPath}.
 COLUMNS = {
-    "ModelDeployment": {"REPLICAS": ".status.replicas.ready"},
+    "ModelDeployment": {
+        "REPLICAS": ".status.replicas.ready",
+        "UP-TO-DATE": ".status.replicas.updated",
+    },
     "ModelReplica": {"CLUSTER": ".spec.clusterName"},
     "ModelService": {"ADDRESS": ".status.address"},
     "ModelEndpoint": {"URL": ".spec.url"},

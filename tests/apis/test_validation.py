@@ -159,6 +159,10 @@ VALID: list[Doc] = [
              {"source": "Existing", "existing": {"secretRef": {"name": "byo"}, "identitySecretRef": {
                  "name": "byo-token", "key": "token", "type": "AWSWebIdentityCredentials"}}},
              {"name": "gpu", "className": "h100"}),
+    # A rolling update in numbers and in percentages, and a progress deadline.
+    _with(_deployment("ok-rolling-update"), lambda d: d["spec"].update(
+        strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "50%"}},
+        progressDeadlineSeconds=120)),
     # What users set on a provisioned cluster: its version, its provider config, a fabric.
     _cluster("ok-eks-options", EKS | {"eks": {
         "region": "us-east-1", "kubernetesVersion": "1.36",
@@ -279,6 +283,21 @@ INVALID: list[tuple[str, Callable[[str], Doc], str]] = [
     ("negative-replicas",
      lambda n: _with(_rename(BASE, n), lambda d: d["spec"].update(replicas=-1)),
      "should be greater than or equal to 0"),
+    ("rolling-update-both-zero",
+     lambda n: _with(_rename(BASE, n), lambda d: d["spec"].update(
+         strategy={"rollingUpdate": {"maxSurge": 0, "maxUnavailable": "0%"}})),
+     "maxSurge and maxUnavailable may not both be 0"),
+    ("rolling-update-surge-not-a-percentage",
+     lambda n: _with(_rename(BASE, n), lambda d: d["spec"].update(
+         strategy={"rollingUpdate": {"maxSurge": "25"}})),
+     "maxSurge is a non-negative number or a percentage like 25%"),
+    ("rolling-update-negative-unavailable",
+     lambda n: _with(_rename(BASE, n), lambda d: d["spec"].update(
+         strategy={"rollingUpdate": {"maxUnavailable": -1}})),
+     "maxUnavailable is a non-negative number or a percentage like 25%"),
+    ("progress-deadline-zero",
+     lambda n: _with(_rename(BASE, n), lambda d: d["spec"].update(progressDeadlineSeconds=0)),
+     "should be greater than or equal to 1"),
     ("class-bad-quantity",
      lambda n: _class(n, {"capacity": {"memory": {"value": "lots"}}}),
      "must be a Kubernetes quantity such as 81559Mi"),

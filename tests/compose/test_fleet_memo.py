@@ -71,6 +71,32 @@ REPLICAS = [
         _replica(_set("spec.engines[0].members[0].deviceRequests", None)), id="requests-null"
     ),
     *(pytest.param(_replica(cast("Mutation", p.values[0])), id=p.id) for p in BAD_REPLICAS),
+    # What admission orders by (creation, Ready, stuck): every path reads it alike.
+    pytest.param(
+        _replica(
+            _set("metadata.creationTimestamp", "2026-01-02T03:04:05Z"),
+            _set("status", {"conditions": [{"type": "Ready", "status": "True"}]}),
+        ),
+        id="created-ready",
+    ),
+    pytest.param(
+        _replica(
+            _set(
+                "status",
+                {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": "0/2 nodes are available",
+                        }
+                    ]
+                },
+            )
+        ),
+        id="unschedulable",
+    ),
 ]
 
 
@@ -93,11 +119,33 @@ def test_a_replica_reads_the_same_encoded_as_decoded(doc: Doc) -> None:
     assert _outcome(fleet.read_replica, _encoding_of(doc)) == decoded
 
 
-def test_a_replica_s_engines_are_read_once_per_encoding() -> None:
+@pytest.mark.parametrize("doc", REPLICAS)
+def test_the_short_paths_read_a_replica_as_the_careful_reader_does(doc: Doc) -> None:
+    """Each short path either declines a replica or reads it as the careful reader."""
+    careful = _outcome(lambda d: fleet._careful_replica(d.fields), fleet.as_struct(doc))
+    encoded = fleet.as_struct(doc).SerializeToString()
+    for decode in (lazy.Tree.FromString, lazy.Object.FromString):
+        plain = _outcome(lambda d: fleet._plain_replica(d.fields), decode(encoded))
+        assert plain is fleet._MISSING or plain == careful
+    if not isinstance(careful, str):  # with what admission orders by, read apart
+        careful = fleet._with_admission(careful, fleet.as_struct(doc).fields)
+    fleet.forget()
+    shared = fleet._shared_replica(encoded)
+    assert shared is fleet._MISSING or shared == careful
+    fleet.forget()
+    read = fleet._replica_or_skipped(encoded)
+    if isinstance(careful, str):  # what the careful reader cannot read is skipped, named
+        assert isinstance(read, fleet.Skipped)
+        assert read.problem == careful
+    else:
+        assert read == careful
+
+
+def test_replicas_with_the_same_engines_read_the_same_engines() -> None:
     fleet.forget()
     one, two = _replica(), _replica(_set("metadata.name", "llama-c1-1"))
     first = fleet.read_fleet([], [fleet.as_struct(one), fleet.as_struct(two)]).fleet.replicas
-    assert first[0].engines is first[1].engines
+    assert first[0].engines == first[1].engines
     assert first[0].name != first[1].name
 
 
@@ -134,6 +182,8 @@ CLUSTERS = [
     pytest.param(_cluster(_set("status.gpuPools[0].devices", None)), id="devices-null"),
     pytest.param(_cluster(_set("metadata.name", "")), id="no-name"),
     pytest.param(_cluster(pools=[("a", 2, ()), ("b", 0, ())]), id="two-pools"),
+    pytest.param(_cluster(_set("status.gpuPools[0].observed", {"nodes": 1})), id="observed"),
+    pytest.param(_cluster(_set("status.gpuPools[0].observed", {"nodes": "x"})), id="observed-bad"),
     *(pytest.param(_cluster(cast("Mutation", p.values[0])), id=p.id) for p in BAD_CLUSTERS),
 ]
 
@@ -142,6 +192,14 @@ CLUSTERS = [
 def test_a_cluster_reads_the_same_encoded_as_decoded(doc: Doc) -> None:
     decoded = _outcome(fleet.read_cluster, fleet.as_struct(doc))
     assert _outcome(fleet.read_cluster, _encoding_of(doc)) == decoded
+
+
+@pytest.mark.parametrize("doc", CLUSTERS)
+def test_the_short_path_reads_a_cluster_as_the_careful_reader_does(doc: Doc) -> None:
+    careful = _outcome(lambda d: fleet._careful_cluster(d.fields), fleet.as_struct(doc))
+    tree = lazy.Tree.FromString(fleet.as_struct(doc).SerializeToString())
+    plain = _outcome(lambda d: fleet._plain_cluster(d.fields), tree)
+    assert plain is fleet._MISSING or (plain, []) == careful
 
 
 def test_a_null_reads_as_absent() -> None:

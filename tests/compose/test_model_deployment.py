@@ -13,7 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import fleet
+from modelplane.compose.model_deployment import fleet, rolling
 from modelplane.dev import render
 from modelplane.domain import naming
 from modelplane.domain.dra.device import Attribute
@@ -291,7 +291,8 @@ def test_requirements_are_the_same_on_every_call(xr: dict[str, Any], want: dict[
 
 
 def test_getting_started_places_one_replica() -> None:
-    rsp = call(model_deployment(), [inference_cluster("eks-us-east")])
+    xr = model_deployment()
+    rsp = call(xr, [inference_cluster("eks-us-east")])
     name = naming.replica_name("qwen-demo", "eks-us-east", 0)
     want_member = member()
     want_member["nodePoolName"] = "gpu-l4"
@@ -314,6 +315,7 @@ def test_getting_started_places_one_replica() -> None:
                     md.CLUSTER_LABEL: "eks-us-east",
                     md.DEPLOYMENT_LABEL: "qwen-demo",
                     md.INDEX_LABEL: "0",
+                    rolling.HASH_LABEL: rolling.template_hash(xr),
                 },
             },
             "spec": {
@@ -322,11 +324,16 @@ def test_getting_started_places_one_replica() -> None:
             },
         }
     }
-    assert status(rsp) == {"replicas": {"total": 1, "ready": 0}}
+    assert status(rsp) == {"replicas": {"total": 1, "ready": 0, "updated": 1, "updatedReady": 0}}
     assert conditions(rsp) == {
         "ReplicasScheduled": ("True", "ReplicasCreated", "1 of 1 replica placed"),
         "ReplicasReady": ("False", "ModelStarting", "0 of 1 replica ready"),
         "ModelCacheResolved": ("True", "NoModelCache", "no modelCacheRef"),
+        "Progressing": (
+            "True",
+            "ReplicasUpdating",
+            "1 of 1 replica updated, 0 of them Ready, 1 running (maxSurge 1, maxUnavailable 0)",
+        ),
     }
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert events(rsp) == []
@@ -344,23 +351,29 @@ def test_ready_replica_gets_an_endpoint() -> None:
         md.INDEX_LABEL: "0",
         "team": "ml",
     }
+    replica_labels = labels | {rolling.HASH_LABEL: rolling.template_hash(xr)}
     assert of_kind(rsp, "ModelEndpoint") == {
         "endpoint-eks-us-east-0": {
             "apiVersion": API,
             "kind": "ModelEndpoint",
-            "metadata": {"name": name, "namespace": NS, "labels": labels},
+            "metadata": {"name": name, "namespace": NS, "labels": replica_labels},
             "spec": {
                 "url": f"http://{GATEWAY}/{NS}/{name}/v1",
                 "rewritePath": f"/{NS}/{name}/",
             },
         }
     }
-    assert of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]["metadata"]["labels"] == labels
+    replica_labels = labels | {rolling.HASH_LABEL: rolling.template_hash(xr)}
+    assert (
+        of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]["metadata"]["labels"]
+        == replica_labels
+    )
     assert of_kind(rsp, "ModelReplica") == of_kind(first, "ModelReplica") | {
         "replica-eks-us-east-0": of_kind(rsp, "ModelReplica")["replica-eks-us-east-0"]
     }
-    assert status(rsp) == {"replicas": {"total": 1, "ready": 1}}
+    assert status(rsp) == {"replicas": {"total": 1, "ready": 1, "updated": 1, "updatedReady": 1}}
     assert conditions(rsp)["ReplicasReady"] == ("True", "AllReplicasReady", "1 of 1 replica ready")
+    assert conditions(rsp)["Progressing"][:2] == ("True", "RolloutComplete")
     # Crossplane's own rule decides: Ready once every composed resource is.
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED
 
@@ -505,7 +518,7 @@ def test_shortfall_names_each_cluster() -> None:
     )
     assert conditions(rsp)["ReplicasScheduled"] == ("False", "InsufficientCapacity", message)
     assert events(rsp) == [message]
-    assert status(rsp) == {"replicas": {"total": 1, "ready": 0}}
+    assert status(rsp)["replicas"] == {"total": 1, "ready": 0, "updated": 1, "updatedReady": 0}
 
 
 def test_shortfall_message_is_capped() -> None:

@@ -54,6 +54,11 @@ def _event(event: dict[str, Any]) -> list[dict[str, Any]]:
             id="deployment-ref",
         ),
         pytest.param(
+            {"editDeployment": {"deployment": "ml/a", "starts": False}},
+            "timeline[1].events[1].editDeployment.starts: true or false, with an image",
+            id="starts-without-image",
+        ),
+        pytest.param(
             {"editDeployment": {"deployment": "ml/zz", "replicas": 2}},
             "timeline[1].events[1]: no ModelDeployment ml/zz to edit (the fleet has: ml/a)",
             id="unknown-deployment",
@@ -206,6 +211,21 @@ def test_bad_event(tmp_path: Path, event: dict[str, Any], message: str) -> None:
             ],
             "fleet[0]: ModelReplica ml/r: spec.engines is a string, not a list",
             id="replica-engines",
+        ),
+        pytest.param(
+            [
+                gpu_class(),
+                {
+                    **deployment("a", 1),
+                    "spec": {
+                        **deployment("a", 1)["spec"],
+                        "strategy": {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}},
+                    },
+                },
+            ],
+            "fleet[1]: ModelDeployment ml/a: spec.strategy.rollingUpdate.maxSurge and "
+            "spec.strategy.rollingUpdate.maxUnavailable may not both be 0",
+            id="rolling-update-both-zero",
         ),
     ],
 )

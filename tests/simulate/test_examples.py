@@ -34,28 +34,39 @@ def _project(step: dict[str, Any]) -> dict[str, Any]:
     """A step of `-o json` in the expected files' form."""
     nodes = step["modes"]["declared"]
     assert nodes["converged"], f"step {step['index']} did not settle"
-    return {
-        "step": step["index"],
-        "passes": nodes["passes"],
-        "replicas": {
-            d["deployment"]: sorted(_replica(r) for r in d["replicas"])
-            for d in nodes["deployments"]
-        },
-        "moves": [
-            f"{m['deployment']}: {m['from']} -> {m['to']} ({m['reason']})" for m in nodes["moves"]
-        ],
-        "shortfalls": [
-            {
-                "deployment": s["deployment"],
-                "placed": s["placed"],
-                "wanted": s["wanted"],
-                "reason": s["reason"],
-                "clusters": {c["cluster"]: c["reasons"] for c in s["clusters"]},
-            }
-            for s in nodes["shortfalls"]
-        ],
-        "pools": _pools(nodes),
-    } | _overcommitted(nodes)
+    return (
+        {
+            "step": step["index"],
+            "passes": nodes["passes"],
+            "replicas": {
+                d["deployment"]: sorted(_replica(r) for r in d["replicas"])
+                for d in nodes["deployments"]
+            },
+            "moves": [
+                f"{m['deployment']}: {m['from']} -> {m['to']} ({m['reason']})"
+                for m in nodes["moves"]
+            ],
+            "shortfalls": [
+                {
+                    "deployment": s["deployment"],
+                    "placed": s["placed"],
+                    "wanted": s["wanted"],
+                    "reason": s["reason"],
+                    "clusters": {c["cluster"]: c["reasons"] for c in s["clusters"]},
+                }
+                for s in nodes["shortfalls"]
+            ],
+            "pools": _pools(nodes),
+        }
+        | _overcommitted(nodes)
+        | ({"rollout": [_rollout(r) for r in nodes["rollout"]]} if nodes.get("rollout") else {})
+    )
+
+
+def _rollout(row: dict[str, Any]) -> str:
+    """A rollout pass as ``pass N: updated/old/unavailable/ready Progressing``."""
+    counts = f"{row['updated']}/{row['old']}/{row['unavailable']}/{row['ready']}"
+    return f"pass {row['pass']}: {counts} {row['progressing']}"
 
 
 def _overcommitted(mode: dict[str, Any]) -> dict[str, Any]:

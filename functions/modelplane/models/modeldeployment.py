@@ -7,6 +7,51 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
+class RollingUpdate(BaseModel):
+    """
+    Deployment's rolling update, across clusters. maxSurge and maxUnavailable may not both be 0.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    max_surge: Annotated[
+        Any | None,
+        Field(
+            alias="maxSurge",
+            description="Replicas beyond spec.replicas that may run during a rollout, each a new replica on the new template placed by the scheduler like any other (so only where a cluster has room; without room the rollout proceeds within maxUnavailable and says so). A number, or a percentage of spec.replicas rounded up. Defaults to 25%.",
+        ),
+    ] = "25%"
+    max_unavailable: Annotated[
+        Any | None,
+        Field(
+            alias="maxUnavailable",
+            description="Replicas that may be not Ready during a rollout, below spec.replicas: an old replica takes the new template in place only while at least spec.replicas - maxUnavailable stay Ready, so a bad image never takes more down. A number, or a percentage of spec.replicas rounded down. Defaults to 25%.",
+        ),
+    ] = "25%"
+
+
+class Strategy(BaseModel):
+    """
+    How a template edit (image, args, env, resources, devices...) reaches the replicas, like a Deployment's strategy: a few replicas at a time. A replica not yet updated keeps running its old template, exactly as it is. Edits of clusterSelector, tolerations or labels move or relabel replicas instead (make before break) and roll nothing.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    rolling_update: Annotated[
+        RollingUpdate | None,
+        Field(
+            alias="rollingUpdate",
+            description="Deployment's rolling update, across clusters. maxSurge and maxUnavailable may not both be 0.",
+            validate_default=True,
+        ),
+    ] = {}
+    type: Annotated[
+        Literal["RollingUpdate"] | None, Field(description="RollingUpdate, the only strategy.")
+    ] = "RollingUpdate"
+
+
 LabelsAdditionalProperty = TypeAliasType(
     "LabelsAdditionalProperty",
     Annotated[str, Field(max_length=63, pattern="^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")],
@@ -364,6 +409,14 @@ class Spec(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    progress_deadline_seconds: Annotated[
+        int | None,
+        Field(
+            alias="progressDeadlineSeconds",
+            description="Seconds a rollout may make no progress (no replica updated or turning Ready on the new template) before it is reported stopped: Progressing=False, ProgressDeadlineExceeded, and a Warning event. Like a Deployment's. Defaults to 600.",
+            ge=1,
+        ),
+    ] = 600
     replicas: Annotated[
         int | None,
         Field(
@@ -372,6 +425,13 @@ class Spec(BaseModel):
             le=1000,
         ),
     ] = 1
+    strategy: Annotated[
+        Strategy | None,
+        Field(
+            description="How a template edit (image, args, env, resources, devices...) reaches the replicas, like a Deployment's strategy: a few replicas at a time. A replica not yet updated keeps running its old template, exactly as it is. Edits of clusterSelector, tolerations or labels move or relabel replicas instead (make before break) and roll nothing.",
+            validate_default=True,
+        ),
+    ] = {}
     template: Annotated[
         Template, Field(description="The shape of every replica, like a Deployment's pod template.")
     ]
@@ -392,12 +452,28 @@ class Replicas(BaseModel):
         int | None,
         Field(description="Replicas placed on a cluster (a ModelReplica exists for each)."),
     ] = None
+    updated: Annotated[
+        int | None,
+        Field(
+            description="Placed replicas that run the current template (a Deployment's updatedReplicas)."
+        ),
+    ] = None
+    updated_ready: Annotated[
+        int | None, Field(alias="updatedReady", description="Updated replicas that are Ready.")
+    ] = None
 
 
 class Status(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    observed_generation: Annotated[
+        int | None,
+        Field(
+            alias="observedGeneration",
+            description="The metadata.generation the function last composed from.",
+        ),
+    ] = None
     replicas: Annotated[
         Replicas | None, Field(description="The deployment's replicas as the scheduler sees them.")
     ] = None

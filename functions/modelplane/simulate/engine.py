@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.fleet import (
     as_struct,
     read_cache,
@@ -38,7 +39,7 @@ from modelplane.compose.model_deployment.fleet import (
     read_replica,
 )
 from modelplane.compose.model_deployment.manifests import compose_replicas
-from modelplane.domain import naming
+from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
@@ -49,6 +50,7 @@ from modelplane.simulate.world import DELETED, Key, Removal, Replica, World
 
 DEFAULT_MAX_PASSES = 20
 SCALED_DOWN = explain.drop_reason(ScaledDown())
+STALLED = "Stalled"  # a rollout pass that changed nothing
 
 # Called after every pass: (step index, number of steps, pass).
 Progress = Callable[[int, int, int], None]
@@ -125,6 +127,8 @@ class _Settling:
     changes: list[rs.Change] = field(default_factory=list)
     moving: set[str] = field(default_factory=set)
     planned: dict[Key, md.Planned] = field(default_factory=dict)
+    rollout: list[rs.RolloutPass] = field(default_factory=list)
+    rolling: set[Key] = field(default_factory=set)
 
 
 def _step(
@@ -163,6 +167,7 @@ def _step(
         moves=_moves(settling.changes),
         shortfalls=tuple(_shortfalls(settling.planned)),
         pools=_pools(world),
+        rollout=tuple(settling.rollout),
     )
 
 
@@ -193,17 +198,57 @@ def _reconcile(
     cache_name = md.cache_name(model)
     found = world.caches.get((key[0], cache_name)) if cache_name else None
     cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
-    planned = md.plan(deployment, cache, clusters, replicas)
+    strategy = rolling.read_strategy(xr)
+    current = rolling.template_hash(xr)
+    ready = {r.name for r in world.owned(key) if world.replica_ready(r)}
+    surge = rolling.surge_for(deployment, strategy, current, ready)
+    planned = md.plan(deployment, cache, clusters, replicas, surge)
     settling.planned[key] = planned
+    rolled = rolling.roll(
+        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
+    )
     rsp = fnv1.RunFunctionResponse()
-    composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
+    composed = compose_replicas(rsp, xr, deployment, rolled.placement, planned.state, rolled.labels)
     # In the order composed (cluster, index): a protobuf map's order is no order.
     by_name = {
         str(m["metadata"]["name"]): m
         for m in (kit.struct_to_dict(r.resource) for r in rsp.desired.resources.values())
     }
     desired = [by_name[c.name] for c in composed]
-    return _replace_owned(world, key, desired, planned, pass_, settling)
+    changed = _replace_owned(world, key, desired, planned, pass_, settling)
+    _record_rollout(world, key, rolled, current, pass_, settling)
+    return changed
+
+
+def _record_rollout(
+    world: World, key: Key, rolled: rolling.Rolled, current: str, pass_: int, settling: _Settling
+) -> None:
+    """Record a rollout's pass: from the first pass with an old replica until it is done."""
+    owned = list(world.owned(key))
+    old = sum(1 for r in owned if _template(r.manifest) not in (current, None))
+    if not old and key not in settling.rolling:
+        return
+    wanted = max(world.deployment(key)[1].replicas, 0)
+    ready = sum(1 for r in owned if world.replica_ready(r))
+    reason = rolled.progress.reason
+    last = next((r for r in reversed(settling.rollout) if r.deployment == _ref(key)), None)
+    counts = (len(owned) - old, old, max(wanted - ready, 0), ready)
+    if last is not None and (last.updated, last.old, last.unavailable, last.ready) == counts:
+        # No clock here: a pass that moves nothing is where the function's progress
+        # deadline would run out (ProgressDeadlineExceeded) if nothing changes.
+        reason = STALLED if reason == rollout.PROGRESSING else reason
+    settling.rollout.append(rs.RolloutPass(pass_, _ref(key), *counts, reason))
+    if old or rolled.progress.reason != rollout.COMPLETE:
+        settling.rolling.add(key)
+    else:
+        settling.rolling.discard(key)
+
+
+def _template(manifest: Mapping[str, Any]) -> str | None:
+    """The template hash a composed replica carries (None: none)."""
+    labels = (manifest.get("metadata") or {}).get("labels") or {}
+    value = labels.get(rolling.HASH_LABEL)
+    return None if value is None else str(value)
 
 
 def _replace_owned(
@@ -229,7 +274,18 @@ def _replace_owned(
             settling.changes.append(rs.Change(pass_, dep, replica.name, replica.cluster, "placed"))
             changed = True
         elif old.manifest != manifest:
-            replica.started, replica.started_at = old.started, old.started_at
+            # A new template restarts the replica's pods; anything else leaves them running.
+            same = (
+                _template(old.manifest) == _template(manifest)
+                or old.manifest.get("spec") == manifest.get("spec")  # only labelled now
+            )
+            replica.started = old.started and same
+            replica.started_at = old.started_at if replica.started else 0
+            if not same:
+                what = f"template {_template(manifest)}"
+                settling.changes.append(
+                    rs.Change(pass_, dep, replica.name, replica.cluster, "updated", what)
+                )
             world.replicas[(replica.namespace, replica.name)] = replica
             changed = True
     reasons = {d.name: explain.drop_reason(d.reason) for d in placement.dropped}

@@ -156,6 +156,25 @@ class PoolUse:
 
 
 @dataclass(frozen=True)
+class RolloutPass:
+    """A deployment's rolling update after one reconcile pass.
+
+    Attributes:
+        updated: Replicas on the current template; ``old`` on an earlier one.
+        unavailable: Replicas of ``spec.replicas`` not Ready (wanted minus Ready).
+        progressing: The ``Progressing`` reason.
+    """
+
+    pass_: int
+    deployment: str
+    updated: int
+    old: int
+    unavailable: int
+    ready: int
+    progressing: str
+
+
+@dataclass(frozen=True)
 class ModeResult:
     """One step's outcome under one capacity mode."""
 
@@ -166,6 +185,7 @@ class ModeResult:
     moves: tuple[Move, ...]
     shortfalls: tuple[Shortfall, ...]
     pools: tuple[PoolUse, ...]
+    rollout: tuple[RolloutPass, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -251,6 +271,18 @@ def _mode_data(result: ModeResult) -> dict[str, Any]:
             for s in result.shortfalls
         ],
         "pools": [_pool_data(p) for p in result.pools],
+    } | ({"rollout": [_rollout_data(r) for r in result.rollout]} if result.rollout else {})
+
+
+def _rollout_data(row: RolloutPass) -> dict[str, Any]:
+    return {
+        "pass": row.pass_,
+        "deployment": row.deployment,
+        "updated": row.updated,
+        "old": row.old,
+        "unavailable": row.unavailable,
+        "ready": row.ready,
+        "progressing": row.progressing,
     }
 
 

@@ -92,6 +92,8 @@ class EditDeployment:
     tolerations: tuple[dict[str, Any], ...] | None = None
     copies: tuple[tuple[str, int], ...] = ()
     device_selectors: tuple[DeviceSelectors, ...] = ()
+    image: str | None = None
+    starts: bool = True
 
     def describe(self) -> str:
         """Say what changes."""
@@ -105,6 +107,8 @@ class EditDeployment:
             parts.append(f"tolerations={len(self.tolerations)}")
         parts.extend(f"{engine}.copies={n}" for engine, n in self.copies)
         parts.extend(f"{d.engine}.{d.role}.{d.device} selectors" for d in self.device_selectors)
+        if self.image is not None:
+            parts.append(f"image={self.image}" + ("" if self.starts else " (never turns Ready)"))
         return f"edit ModelDeployment {self.namespace}/{self.name}: {', '.join(parts)}"
 
     @property
@@ -448,6 +452,8 @@ def _edit(body: Any, where: str, _: Path) -> EditDeployment:
         "tolerations",
         "copies",
         "deviceSelectors",
+        "image",
+        "starts",
     )
     _known(spec, where, fields)
     namespace, name = _deployment_ref(spec, where)
@@ -482,8 +488,15 @@ def _edit(body: Any, where: str, _: Path) -> EditDeployment:
                 for i, item in enumerate(_list(spec, "deviceSelectors", where))
             ),
         )
+    if "image" in spec:
+        edit = replace(edit, image=_string(spec, "image", where))
+    if "starts" in spec:
+        if not isinstance(spec["starts"], bool) or "image" not in spec:
+            msg = f"{_path(where, 'starts')}: true or false, with an image (false: it never turns Ready)"
+            raise ScenarioError(msg)
+        edit = replace(edit, starts=spec["starts"])
     if edit == EditDeployment(namespace, name):
-        msg = f"{where}: nothing to edit; set replicas, clusterSelector, tolerations, copies or deviceSelectors"
+        msg = f"{where}: nothing to edit; set replicas, clusterSelector, tolerations, copies, deviceSelectors or image"
         raise ScenarioError(msg)
     return edit
 

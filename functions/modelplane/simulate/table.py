@@ -36,7 +36,8 @@ def step_lines(modes: Sequence[str], step: rs.StepResult) -> list[str]:
         else:
             lines.append(f"DID NOT SETTLE{label} within {plural(result.passes, 'reconcile pass')}")
     lines += ["", *_deployments(modes, step)]
-    for section in (_changes(modes, step), _moves(modes, step), _shortfalls(modes, step)):
+    sections = (_changes(modes, step), _rollout(modes, step), _moves(modes, step))
+    for section in (*sections, _shortfalls(modes, step)):
         if section:
             lines += ["", *section]
     lines += ["", *_pools(modes, step)]
@@ -94,6 +95,27 @@ def _changes(modes: Sequence[str], step: rs.StepResult) -> list[str]:
         for c in step.modes[mode].changes
     ]
     header = [*_mode_header(modes), "CHANGE", "PASS", "DEPLOYMENT", "REPLICA", "CLUSTER", "WHY"]
+    return table(header, rows) if rows else []
+
+
+def _rollout(modes: Sequence[str], step: rs.StepResult) -> list[str]:
+    """A rolling update pass by pass: replicas on the current template, on an old one, down."""
+    rows = [
+        [
+            *_mode_cell(modes, mode),
+            str(r.pass_),
+            r.deployment,
+            str(r.updated),
+            str(r.old),
+            str(r.unavailable),
+            str(r.ready),
+            r.progressing,
+        ]
+        for mode in modes
+        for r in step.modes[mode].rollout
+    ]
+    header = [*_mode_header(modes), "ROLLOUT PASS", "DEPLOYMENT", "UPDATED", "OLD"]
+    header += ["UNAVAILABLE", "READY", "PROGRESSING"]
     return table(header, rows) if rows else []
 
 

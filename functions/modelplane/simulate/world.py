@@ -33,6 +33,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
+from modelplane.compose.model_deployment import rolling
 from modelplane.compose.model_deployment.fleet import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
@@ -135,6 +136,8 @@ class World:
         self.deployments: dict[Key, dict[str, Any]] = {}
         self.caches: dict[Key, dict[str, Any]] = {}
         self.replicas: dict[Key, Replica] = {}
+        # Images a template edit said never turn Ready (a bad image): replicas on one never start.
+        self.bad_images: set[str] = set()
         # Nodes down per (cluster, pool); whether the next pass runs reconciles concurrently.
         self.down: dict[tuple[str, str], nodes.Down] = {}
         self.racing = False
@@ -352,6 +355,10 @@ class World:
             _device(_engine(engines, selectors.engine), selectors)["selectors"] = [
                 {"cel": c} for c in selectors.cel
             ]
+        if edit.image is not None:
+            _set_image(template, edit.image)
+            if not edit.starts:
+                self.bad_images.add(edit.image)
         self.deployments[key] = doc
 
     def _cluster_spec(self, name: str) -> dict[str, Any]:
@@ -436,6 +443,8 @@ class World:
         for key in sorted(self.deployments):
             what = f"ModelDeployment {key[0]}/{key[1]}"
             _check(self._at(where, what), what, partial(self.deployment, key))
+            strategy = partial(rolling.read_strategy, self.deployments[key])
+            _check(self._at(where, what), what, strategy)
         for key in sorted(self._unchecked & set(self.replicas)):
             manifest = self.replicas[key].manifest
             what = f"ModelReplica {key[0]}/{key[1]}"
@@ -522,13 +531,33 @@ class World:
                 changed = True
         scheduler = nodes.Scheduler(clusters, [(f, r.started_at) for r, f in read if r.started])
         for replica, found in sorted(read, key=lambda p: (p[1].created, p[0].name)):
-            if replica.started:
-                continue
+            if replica.started or (self.bad_images and _images(replica.manifest) & self.bad_images):
+                continue  # started, or on an image that never turns Ready
             self._clock += 1
             if scheduler.start(found, self._clock):
                 replica.started, replica.started_at = True, self._clock
                 changed = True
         return changed
+
+
+def _set_image(template: dict[str, Any], image: str) -> None:
+    """Set the engine container's image of every member of every engine (a template edit)."""
+    for engine in template.get("engines") or ():
+        for member in engine.get("members") or ():
+            pod = (member.get("template") or {}).get("spec") or {}
+            for container in pod.get("containers") or ():
+                if container.get("name") == "engine":
+                    container["image"] = image
+
+
+def _images(manifest: Mapping[str, Any]) -> set[str]:
+    """The images a replica's engine containers run."""
+    return {
+        str(c.get("image"))
+        for e in (manifest.get("spec") or {}).get("engines") or ()
+        for m in e.get("members") or ()
+        for c in ((m.get("template") or {}).get("spec") or {}).get("containers") or ()
+    }
 
 
 def _check(where: str, what: str, read: Callable[[], object]) -> None:

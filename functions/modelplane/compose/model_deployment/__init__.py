@@ -20,8 +20,9 @@ keeps what is placed and places nothing new.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane.compose import _kit as kit
-from modelplane.compose.model_deployment import fleet, wire
+from modelplane.compose.model_deployment import fleet, rolling, wire
 from modelplane.compose.model_deployment.fleet import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
@@ -49,7 +50,7 @@ from modelplane.compose.model_deployment.manifests import (
 )
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
 from modelplane.compose.model_deployment.unindexed import keep_unindexed
-from modelplane.domain import scheduler
+from modelplane.domain import rollout, scheduler
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
     Deployment,
@@ -124,24 +125,42 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
     except ValueError as exc:
         _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
         return
+    try:
+        strategy = rolling.read_strategy(xr)
+    except rollout.StrategyError as exc:
+        _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
+        return
     require(rsp, model, deployment.namespace)
     if not (kit.was_required(req, CLUSTERS) and kit.was_required(req, REPLICAS)):
         _hold(req, rsp, "reading the fleet's InferenceClusters and ModelReplicas")
         return
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
-    planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS))
     seen = observed_replicas(req)
+    surge = rolling.surge_for(deployment, strategy, rolling.template_hash(xr), seen.ready)
+    planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
     ready = seen.ready | planned.state.ready
-    composed = compose_replicas(rsp, xr, deployment, planned.placement, planned.state)
+    rolled = rolling.roll(
+        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
+    )
+    placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
+    composed = compose_replicas(rsp, xr, deployment, placement, planned.state, rolled.labels)
     unindexed = keep_unindexed(req, rsp)
     if not composed and not unindexed:
         # The scheduler keeps whatever must keep running; nothing placed is its
         # decision (scaled to zero, every cluster deleted), not a failure to compose.
         kit.release_all()
-    compose_endpoints(req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable)
-    report(rsp, deployment, planned.placement, cache, composed, ready, seen.unreachable)
+    compose_endpoints(
+        req, rsp, xr, deployment, composed, planned.state, ready, seen.unreachable, rolled.labels
+    )
+    report(rsp, deployment, placement, cache, composed, ready, seen.unreachable)
+    rolling.report(rsp, xr, rolled, deployment.replicas)
     for message in [*fleet.warnings(planned.state, cache), *unindexed]:
         kit.warn(rsp, message)
+
+
+def _moving(rolled: rolling.Rolled, ready: set[str]) -> set[str]:
+    """Replicas that must move keep their Ready as read: the rollout does not judge them."""
+    return {m.name for m in rolled.placement.moving} & ready
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,7 @@ class Planned:
     state: FleetState
     placement: Placement
     scheduled: tuple[bool, str, str]
+    surge: int = 0
 
 
 def plan(
@@ -159,6 +179,7 @@ def plan(
     cache: CacheState,
     clusters: Iterable[fleet.Item | Mapping[str, Any]],
     replicas: Iterable[fleet.Item | Mapping[str, Any]],
+    surge: Callable[[FleetState, Placement], int] | None = None,
 ) -> Planned:
     """Read the fleet and schedule the deployment on it: the function's decision, alone.
 
@@ -171,10 +192,14 @@ def plan(
     if not isinstance(replicas, wire.EncodedItems):
         replicas = [as_item(r) for r in replicas]
     state = read_fleet(clusters, replicas, deployment)
-    placement = _placements.placement(
-        _schedule, deployment, state.fleet, cache.footprint, frozenset(state.ready)
-    )
-    return Planned(deployment, state, placement, scheduled_condition(deployment, placement, cache))
+    ready = frozenset(state.ready)
+    placement = _placements.placement(_schedule, deployment, state.fleet, cache.footprint, ready)
+    extra = surge(state, placement) if surge is not None else 0
+    if extra:
+        asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
+        placement = scheduler.schedule(asked, state.fleet, cache=cache.footprint, ready=ready)
+    scheduled = scheduled_condition(deployment, placement, cache)
+    return Planned(deployment, state, placement, scheduled, extra)
 
 
 def _schedule(

@@ -1,18 +1,21 @@
 """Read the fleet (InferenceClusters, ModelReplicas, the ModelCache) into scheduler values.
 
 A ModelDeployment's request carries every ModelReplica of the fleet: 10,000 of them on
-a large fleet, read on every call. So:
+a large fleet, read on every call, encoded anew by Crossplane each time (Go's protobuf
+writes map entries in a different order on every call, so the same object never comes
+as the same bytes twice). So:
 
-- each object is read once, and remembered by its uid and resourceVersion (by its
-  content when it has none, or when it is still encoded: see :mod:`.wire`);
-- an object is read from its encoding one level at a time (:mod:`.lazy`), taking only
-  the fields the scheduler needs, so a replica's pod template is never decoded; its
-  first levels (metadata, labels, spec, status) are decoded at once;
-- a replica, its engines and a cluster as the API server writes them are read by a
-  short path that checks less and declines anything else (``_plain_*``), which the
-  careful reader then reads: a fleet never seen is read in full, 10,000 replicas at once;
-- what many objects share is read once per encoding: a replica's engines (every replica
-  of a deployment on one pool has the same), a cluster's pools, a pool's devices.
+- each object is read once, and remembered by its uid and resourceVersion, read from
+  its ``metadata`` alone (:data:`lazy.Head`); by a digest of its content only when it
+  has neither (:func:`object_key`);
+- an object not seen before is decoded in one call as deep as it is read (a replica by
+  :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
+  never decoded, and read by a short path with few Python-level steps that declines
+  anything not as the API server writes it (``_plain_*``), which the careful reader then
+  reads and names;
+- what many objects share is read once per content, keyed by a deterministic encoding
+  of what the reader reads of it: a replica's engines (every replica of a deployment on
+  one pool has the same), a pool's devices (which the scheduler then fits once).
 
 Decoded Structs and plain dicts (``modelplane plan`` reads YAML, through
 :func:`as_struct`) are encoded first, so there is one reader for all of them.
@@ -182,26 +185,26 @@ def _lenient(value: Any) -> Fields:
 
 
 def _encoded(item: Item) -> Any:
-    """A fleet object to read one level at a time (.lazy), however it came.
+    """A fleet object decoded for reading, however it came.
 
-    Its first levels (``metadata``, ``labels``, ``spec``...), which every reader reads,
-    are decoded at once (:data:`lazy.Object`). When they do not decode, the object is
-    read one level at a time, so what does read is read and the rest is named as before;
-    bytes that are no Struct read as an empty object, which every reader skips.
+    It is decoded in one call down to every field the readers read (:data:`lazy.Tree`).
+    When that fails, its first levels are decoded (:data:`lazy.Object`), and failing that
+    it is read one level at a time, so what does read is read and the rest is named as
+    before; bytes that are no Struct read as an empty object, which every reader skips.
     """
     encoded = item if isinstance(item, bytes) else item.SerializeToString()
-    try:
-        return _decode_object(encoded)
-    except DecodeError:
-        pass
-    try:
-        return _decode_struct(encoded)
-    except DecodeError:
-        return lazy.Struct()
+    for decode in (_decode_tree, _decode_object, _decode_struct):
+        try:
+            return decode(encoded)
+        except DecodeError:
+            continue
+    return lazy.Struct()
 
 
 _decode_struct, _decode_list = lazy.Struct.FromString, lazy.ListValue.FromString
 _decode_object = lazy.Object.FromString
+_decode_tree, _decode_head = lazy.Tree.FromString, lazy.Head.FromString
+_decode_replica = lazy.Replica.FromString
 
 
 def _sub(fields: Fields, key: str) -> Fields:
@@ -306,8 +309,12 @@ def _ready(status: Fields) -> bool:
 
 
 def content_key(message: Any) -> bytes:
-    """A message's identity by content: a digest of its bytes."""
-    return hashlib.blake2b(message.SerializeToString(), digest_size=16).digest()
+    """A message's identity by content: a digest of its deterministic encoding.
+
+    Deterministic, so that the same content read from encodings whose map entries came
+    in different orders (Go's protobuf writes a new order every time) has one key.
+    """
+    return hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=16).digest()
 
 
 Item: TypeAlias = structpb.Struct | bytes  # a fleet object, decoded or still encoded (see .wire)
@@ -327,20 +334,42 @@ def object_key(message: Item) -> tuple[str, str] | bytes:
     """An object's identity: its ``(uid, resourceVersion)``, else a digest of its content.
 
     The API server gives every object a uid and changes its resourceVersion on every
-    write, status included, so the pair names one content exactly, and reading it costs a
-    few field lookups where digesting the content costs a serialisation. Objects without
-    them (YAML read by ``modelplane plan``, tests) are keyed by their content, and so is
-    an object still encoded, whose digest costs less than decoding it.
+    write, status included, so the pair names one content exactly. It is read from the
+    object's ``metadata`` alone, decoded or encoded: Crossplane encodes each request anew
+    and Go's protobuf writes map entries in a different order every time, so the same
+    object never arrives as the same bytes twice and a digest of them would never match.
+    Objects without them (YAML read by ``modelplane plan``, tests) are keyed by their
+    content.
     """
-    if isinstance(message, bytes):
-        return hashlib.sha256(message).digest()  # faster than blake2b where SHA is in hardware
-    meta = message.fields.get("metadata")
-    if meta is not None:
-        found = meta.struct_value.fields  # the empty default when metadata is no object
-        uid, version = found.get("uid"), found.get("resourceVersion")
-        if uid is not None and version is not None and uid.string_value and version.string_value:
-            return (uid.string_value, version.string_value)
-    return content_key(message)
+    key = identity(_head(message)) if isinstance(message, bytes) else identity(message)
+    if key is not None:
+        return key
+    return hashlib.sha256(message).digest() if isinstance(message, bytes) else content_key(message)
+
+
+def _head(encoded: bytes) -> Any:
+    """An encoded object's first two levels (:data:`lazy.Head`); empty if they do not decode."""
+    try:
+        return _decode_head(encoded)
+    except DecodeError:
+        return lazy.Struct()
+
+
+def identity(obj: Any) -> tuple[str, str] | None:
+    """``(uid, resourceVersion)`` of an object (a Struct, or one read with .lazy), if both."""
+    meta = obj.fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != "struct_value":
+        return None
+    inner = meta.struct_value
+    try:
+        found = _decode_struct(inner).fields if isinstance(inner, bytes) else inner.fields
+    except DecodeError:
+        return None
+    uid, version = found.get("uid"), found.get("resourceVersion")
+    if uid is None or version is None:
+        return None
+    key = (str(uid.string_value), str(version.string_value))  # "" unless strings
+    return key if key[0] and key[1] else None
 
 
 class _Memo(Generic[T]):
@@ -613,8 +642,42 @@ def _published(status: Fields) -> tuple[Pool, ...] | None:
     if found is None or found.WhichOneof("kind") != "list_value":
         return _pools(status)
     if not isinstance(found.list_value, bytes):
-        return _pools(status)
+        plain = _plain_pools(found.list_value.values)
+        return _pools(status) if plain is _MISSING else cast("tuple[Pool, ...]", plain)
     return _encoded_pools(found.list_value)
+
+
+def _plain_pools(values: Any) -> Any:
+    """:func:`_pools` for pools as clusters publish them, in fewer steps.
+
+    Every pool must have a name, a whole count of nodes and its devices (a number or
+    string read from a Value of another kind is empty, so only an empty one needs its
+    kind checked); otherwise it returns ``_MISSING`` and :func:`_pools` reads them,
+    naming what is wrong. What this returns, :func:`_pools` returns too.
+    """
+    pools = []
+    for value in values:
+        pool = value.struct_value.fields
+        name, nodes, devices = pool.get("name"), pool.get("nodes"), pool.get("devices")
+        if name is None or nodes is None or devices is None or not name.string_value:
+            return _MISSING
+        count = nodes.number_value
+        if not count.is_integer() or count < 0:
+            return _MISSING
+        if not count and nodes.WhichOneof("kind") != "number_value":
+            return _MISSING
+        capacity = pool.get("capacity")
+        text = "Nodes" if capacity is None else capacity.string_value
+        if text not in ("Nodes", "Devices"):
+            return _MISSING
+        shape: Capacity = "Devices" if text == "Devices" else "Nodes"
+        try:
+            read = _pool_devices(devices)
+            observed = _observed(pool) if "observed" in pool else None
+        except UnreadableError:
+            return _MISSING  # _pools names it, with the pool's place
+        pools.append(Pool(str(name.string_value), int(count), read, shape, observed))
+    return tuple(pools)
 
 
 def _pools_encoded(encoded: bytes) -> tuple[Pool, ...] | None:
@@ -727,59 +790,160 @@ def _careful_replica(fields: Fields) -> ExistingReplica | None:
 _STRING, _OBJECT, _LIST = "string_value", "struct_value", "list_value"
 
 
-def _plain_replica(fields: Fields) -> Any:
+# What the short path reads of a ModelReplica, in one place: each (key in metadata,
+# labels or spec) must be a non-empty string for it to take the replica. (A field read
+# for admission order, say, goes here and into ExistingReplica.)
+_REPLICA_META = ("namespace", "name")
+_REPLICA_LABELS = (DEPLOYMENT_LABEL, CLUSTER_LABEL, INDEX_LABEL)
+
+
+def _plain_replica(fields: Fields, engines_of: Callable[[Any], Any] | None = None) -> Any:
     """:func:`read_replica` for a replica as the API server writes them, in fewer steps.
 
     A fleet of 10,000 replicas is read in full whenever the function has not seen it
-    (a restart, a new pod), and the careful reader's layers cost more than decoding.
-    Every field it reads must be there and of its type; otherwise (an absent label, a
-    null, a wrong type) it returns ``_MISSING`` and the careful reader reads the replica,
-    naming what is wrong. It checks and decodes in the careful reader's order, so both
-    read a replica the same, and raise the same.
+    (a restart, a new pod, every object that changed), so this path reads a replica
+    decoded in one call (:data:`lazy.Tree`) with as few Python-level steps as it can: a
+    string read from a Value of another kind is empty, so a non-empty one is a string
+    and needs no kind check. Anything else (an absent or empty field, a null, a wrong
+    type, an object decoded otherwise) returns ``_MISSING`` and the careful reader reads
+    the replica, naming what is wrong; what this returns, the careful reader returns too.
     """
-    meta = fields.get("metadata")
-    if meta is None or meta.WhichOneof("kind") != _OBJECT:
+    meta, spec = fields.get("metadata"), fields.get("spec")
+    if meta is None or spec is None:
         return _MISSING
-    meta = _fields_of(meta)
-    namespace, name, found = meta.get("namespace"), meta.get("name"), meta.get("labels")
-    if namespace is None or name is None or found is None or found.WhichOneof("kind") != _OBJECT:
-        return _MISSING
-    found = _fields_of(found)
-    deployment = found.get(DEPLOYMENT_LABEL)
-    cluster_label, index = found.get(CLUSTER_LABEL), found.get(INDEX_LABEL)
-    if deployment is None or cluster_label is None or index is None:
-        return _MISSING
-    if not (
-        namespace.WhichOneof("kind") == name.WhichOneof("kind") == _STRING
-        and deployment.WhichOneof("kind") == _STRING
-        and cluster_label.WhichOneof("kind") == index.WhichOneof("kind") == _STRING
-    ):
-        return _MISSING
-    spec = fields.get("spec")
-    if spec is None or spec.WhichOneof("kind") != _OBJECT:
-        return _MISSING
-    spec = _fields_of(spec)
+    meta, spec = meta.struct_value, spec.struct_value
+    if isinstance(meta, bytes) or isinstance(spec, bytes):
+        return _MISSING  # not decoded as a tree: the careful reader
+    meta, spec = meta.fields, spec.fields
+    found = meta.get("labels")
     cluster, engines = spec.get("clusterName"), spec.get("engines")
-    if cluster is None or engines is None or cluster.WhichOneof("kind") != _STRING:
+    if found is None or cluster is None or engines is None:
         return _MISSING
-    if engines.WhichOneof("kind") != _LIST or not isinstance(engines.list_value, bytes):
+    labels_ = found.struct_value.fields
+    texts = [_plain_text(meta, key) for key in _REPLICA_META]
+    texts += [_plain_text(labels_, key) for key in _REPLICA_LABELS]
+    where = cluster.string_value
+    if not where or not all(texts):
         return _MISSING
-    try:
-        pinned = _encoded_engines(engines.list_value)
-    except UnreadableError as exc:
-        error = exc.within("spec")
-        raise error from None
-    where = str(cluster.string_value) or str(cluster_label.string_value)
-    if not where:
-        return None
+    if engines_of is None:
+        found = engines.list_value
+        if isinstance(found, bytes):  # decoded a few levels deep (lazy.Object)
+            if engines.WhichOneof("kind") != _LIST:
+                return _MISSING
+            try:
+                pinned = _encoded_engines(found)
+            except UnreadableError as exc:  # as the careful reader names it
+                error = exc.within("spec")
+                raise error from None
+            return _plain_replica_tail(texts, where, pinned)
+        pinned = _plain_engine_values(found.values)
+    else:
+        pinned = engines_of(engines)
+    return _plain_replica_tail(texts, where, pinned)
+
+
+def _plain_replica_tail(texts: list[str], where: str, pinned: Any) -> Any:
+    if pinned is _MISSING:
+        return _MISSING
+    namespace, name, deployment, _, index = texts
     return ExistingReplica(
-        namespace=str(namespace.string_value),
-        deployment=str(deployment.string_value),
-        cluster=where,
-        index=_index(str(index.string_value)),
+        namespace=namespace,
+        deployment=deployment,
+        cluster=str(where),
+        index=_index(index),
         engines=pinned,
-        name=str(name.string_value),
+        name=name,
     )
+
+
+def _shared_replica(item: Item) -> Any:
+    """:func:`_plain_replica` on a replica decoded as :data:`lazy.Replica`, whose engines
+    are read once per content (``_MISSING`` when the short path does not take it).
+
+    Every replica of a deployment on one pool has the same engines, but Go's protobuf
+    never encodes them the same twice. Decoded only as deep as the reader reads, with the
+    rest dropped, their deterministic encoding names what the reader reads of them: a
+    key that equal engines share, however they were encoded.
+    """
+    encoded = item if isinstance(item, bytes) else item.SerializeToString()
+    try:
+        obj = _decode_replica(encoded)
+    except DecodeError:
+        return _MISSING
+    found = _plain_replica(obj.fields, _engines_by_content)
+    if isinstance(found, ExistingReplica):  # what admission orders by, as the careful path
+        return _with_admission(found, obj.fields)
+    return found
+
+
+def _engines_by_content(engines: Any) -> Any:
+    """A replica's engines (a Value of :data:`lazy.Replica`), read once per content."""
+    engines.DiscardUnknownFields()
+    return _engines_read(engines.SerializeToString(deterministic=True))
+
+
+def _engines_from_key(key: bytes) -> Any:
+    return _plain_engine_values(lazy.ReplicaSpecValue.FromString(key).list_value.values)
+
+
+# What a replica's engines read as, by their content as :data:`lazy.Replica` decodes them
+# (``_MISSING`` when the careful reader must read them).
+_engines_read: _Memo[Any] = _Memo(_engines_from_key, bytes)
+
+
+def _plain_text(fields: Fields, key: str) -> str:
+    """A string field as the short path reads it: empty when absent or no string."""
+    value = fields.get(key)
+    return "" if value is None else str(value.string_value)
+
+
+def _plain_engine_values(engines: Any) -> Any:
+    """:func:`_plain_engines` on engines decoded as a tree; ``_MISSING`` for the careful
+    reader (which also reads an empty list: it may be no list at all)."""
+    if not len(engines):
+        return _MISSING
+    pinned = []
+    for engine in engines:
+        fields = engine.struct_value.fields  # empty unless an object
+        members = fields.get("members")
+        name = fields.get("name")
+        copies = _plain_copies(fields)
+        if members is None or copies is None:
+            return _MISSING
+        if name is not None and not name.string_value and name.WhichOneof("kind") != _STRING:
+            return _MISSING
+        values = members.list_value.values
+        if not len(values):
+            return _MISSING
+        pool, pods = "", 0
+        demands = []
+        for member in values:
+            found = member.struct_value.fields
+            if not len(found):
+                return _MISSING
+            on, role, requests = (found.get(k) for k in ("nodePoolName", "role", "deviceRequests"))
+            if on is not None:
+                text = on.string_value
+                if not text and on.WhichOneof("kind") != _STRING:
+                    return _MISSING
+                pool = pool or str(text)
+            if requests is None:
+                continue
+            claims = requests.list_value.values
+            if not len(claims):
+                if requests.WhichOneof("kind") in (_LIST, "null_value"):
+                    continue
+                return _MISSING
+            if role is not None:
+                kind = role.string_value
+                if kind == "Worker" or (not kind and role.WhichOneof("kind") != _STRING):
+                    return _MISSING  # a worker's count of nodes: the careful reader
+            pods += 1
+            demands.append(_claims(claims))
+        shared = sharing.pods((d, copies) for d in demands)
+        text = str(name.string_value) if name is not None else ""
+        pinned.append(PinnedEngine(text, pool, copies * pods, shared))
+    return tuple(pinned)
 
 
 def _index(text: str) -> int:
@@ -962,6 +1126,7 @@ def _describe(kind: str, fields: Fields) -> str:
 
 
 def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None]:
+    """Read a cluster, decoded in one call (:func:`_encoded`)."""
     obj = _encoded(item)
     try:
         cluster, problems = _read_cluster(obj)
@@ -973,6 +1138,10 @@ def _cluster_or_skipped(item: Item) -> tuple[FleetCluster | None, Skipped | None
 
 
 def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
+    """Read a replica: by the short path when it takes it, else decoded for the careful one."""
+    fast = _shared_replica(item)
+    if fast is not _MISSING:
+        return cast("ExistingReplica | None", fast)
     obj = _encoded(item)
     try:
         found = read_replica(obj)
@@ -1022,15 +1191,40 @@ def _with_admission(replica: ExistingReplica, fields: Fields) -> ExistingReplica
     return replace(replica, created=created, ready=ready, stuck=stuck)
 
 
-_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(
-    _cluster_or_skipped, object_key
-)
-_replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped, object_key)
+class _ObjectMemo(_Memo[T]):
+    """A :class:`_Memo` of fleet objects, keyed by :func:`object_key`.
+
+    An object is read (and decoded for it) only when its key is new: an object seen
+    before costs the decode of its ``metadata`` alone (:data:`lazy.Head`).
+    """
+
+    def __call__(self, message: Any) -> T:
+        key = object_key(message)
+        found = self._young.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._old.pop(key, _MISSING)
+            if found is _MISSING:
+                found = self._read(message)
+            if len(self._young) >= self.limit:
+                self._old, self._young = self._young, {}
+            self._young[key] = cast("T", found)
+        return cast("T", found)
+
+
+_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _ObjectMemo(_cluster_or_skipped)
+_replicas: _Memo[ExistingReplica | Skipped | None] = _ObjectMemo(_replica_or_skipped)
 
 
 def forget() -> None:
     """Forget every fleet object read so far, so the next call reads all of it afresh."""
-    for memo in (_pool_devices, _encoded_pools, _encoded_engines, _clusters, _replicas):
+    for memo in (
+        _pool_devices,
+        _encoded_pools,
+        _encoded_engines,
+        _engines_read,
+        _clusters,
+        _replicas,
+    ):
         memo.clear()
 
 

@@ -96,3 +96,166 @@ Struct, ListValue, Object = _schema()
 ``Object`` reads like ``Struct`` but holds its objects decoded :data:`OBJECT_LEVELS`
 deep (``struct_value`` a message, not bytes; lists still bytes). Decoding raises
 protobuf's DecodeError on bytes that are neither."""
+
+
+TREE_LEVELS = 8
+"""How deep :data:`Tree` decodes, counting each object and each list as a level: deep
+enough for every field the fleet reader reads (a replica's
+``spec.engines[].members[].deviceRequests[].count`` is at level 7, a cluster's
+``status.gpuPools[].devices[].attributes.<name>.string`` too), so a fleet object is
+decoded by one C-level call; what lies deeper (a pod template's containers) stays
+encoded."""
+
+
+def _tree_schema(prefix: str, levels: int) -> Any:
+    """``{prefix}Struct0``: Struct, Value and ListValue decoded ``levels`` deep, lists too."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name=f"modelplane/lazy/{prefix.lower()}.proto", package=_PACKAGE, syntax="proto3"
+    )
+    for level in range(levels):
+        deeper = level + 1 < levels
+        value = proto.message_type.add(name=f"{prefix}Value{level}")
+        value.oneof_decl.add(name="kind")
+        for name, number, kind in (
+            ("null_value", 1, _F.TYPE_INT32),
+            ("number_value", 2, _F.TYPE_DOUBLE),
+            ("string_value", 3, _F.TYPE_STRING),
+            ("bool_value", 4, _F.TYPE_BOOL),
+            ("struct_value", 5, _F.TYPE_MESSAGE if deeper else _F.TYPE_BYTES),
+            ("list_value", 6, _F.TYPE_MESSAGE if deeper else _F.TYPE_BYTES),
+        ):
+            field = value.field.add(
+                name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
+            )
+            if deeper and name == "struct_value":
+                field.type_name = f".{_PACKAGE}.{prefix}Struct{level + 1}"
+            if deeper and name == "list_value":
+                field.type_name = f".{_PACKAGE}.{prefix}List{level + 1}"
+        struct = proto.message_type.add(name=f"{prefix}Struct{level}")
+        entry = struct.nested_type.add(name="FieldsEntry")
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+        entry.field.add(
+            name="value",
+            number=2,
+            type=_F.TYPE_MESSAGE,
+            type_name=f".{_PACKAGE}.{prefix}Value{level}",
+            label=_F.LABEL_OPTIONAL,
+        )
+        struct.field.add(
+            name="fields",
+            number=1,
+            type=_F.TYPE_MESSAGE,
+            type_name=f".{_PACKAGE}.{prefix}Struct{level}.FieldsEntry",
+            label=_F.LABEL_REPEATED,
+        )
+        items = proto.message_type.add(name=f"{prefix}List{level}")
+        items.field.add(
+            name="values",
+            number=1,
+            type=_F.TYPE_MESSAGE,
+            type_name=f".{_PACKAGE}.{prefix}Value{level}",
+            label=_F.LABEL_REPEATED,
+        )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(
+        pool.FindMessageTypeByName(f"{_PACKAGE}.{prefix}Struct0")
+    )
+
+
+Tree = _tree_schema("Tree", TREE_LEVELS)
+"""A fleet object decoded :data:`TREE_LEVELS` deep in one call (lists too), read like a
+Struct: ``Tree.FromString(encoded).fields``. A Value's ``struct_value``/``list_value``
+is a message above the last level and bytes at it, so the readers take both."""
+
+Head = _tree_schema("Head", 2)
+"""An object's first two levels (``metadata`` and its fields; what lies deeper stays
+encoded): the least decode that reads an object's ``uid`` and ``resourceVersion``."""
+
+
+REPLICA_OBJECTS, REPLICA_LISTS = 4, 3
+"""How deep :data:`Replica` decodes a ModelReplica: objects within objects, and lists
+within lists, counted apart. A replica's engines are read down to
+``spec.engines[].members[].deviceRequests[].count`` (the 4th object, the 3rd list) and
+``...members[].worker.nodes``; a member's ``template`` is decoded only as far as its
+own fields (the 4th object), what lies deeper is kept as unknown fields."""
+
+
+def _replica_schema() -> Any:
+    """``Replica``: a Struct whose nested objects and lists decode to the depths above;
+    a deeper one is a field the schema lacks, so protobuf keeps it as unknown fields and
+    ``DiscardUnknownFields`` drops it."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="modelplane/lazy/replica.proto", package=_PACKAGE, syntax="proto3"
+    )
+    for objects in range(REPLICA_OBJECTS + 1):
+        for lists in range(REPLICA_LISTS + 1):
+            suffix = f"{objects}_{lists}"
+            value = proto.message_type.add(name=f"RValue{suffix}")
+            value.oneof_decl.add(name="kind")
+            for name, number, kind in (
+                ("null_value", 1, _F.TYPE_INT32),
+                ("number_value", 2, _F.TYPE_DOUBLE),
+                ("string_value", 3, _F.TYPE_STRING),
+                ("bool_value", 4, _F.TYPE_BOOL),
+            ):
+                value.field.add(
+                    name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
+                )
+            if objects < REPLICA_OBJECTS:
+                value.field.add(
+                    name="struct_value",
+                    number=5,
+                    type=_F.TYPE_MESSAGE,
+                    type_name=f".{_PACKAGE}.RStruct{objects + 1}_{lists}",
+                    label=_F.LABEL_OPTIONAL,
+                    oneof_index=0,
+                )
+            if lists < REPLICA_LISTS:
+                value.field.add(
+                    name="list_value",
+                    number=6,
+                    type=_F.TYPE_MESSAGE,
+                    type_name=f".{_PACKAGE}.RList{objects}_{lists + 1}",
+                    label=_F.LABEL_OPTIONAL,
+                    oneof_index=0,
+                )
+            struct = proto.message_type.add(name=f"RStruct{suffix}")
+            entry = struct.nested_type.add(name="FieldsEntry")
+            entry.options.map_entry = True
+            entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+            entry.field.add(
+                name="value",
+                number=2,
+                type=_F.TYPE_MESSAGE,
+                type_name=f".{_PACKAGE}.RValue{suffix}",
+                label=_F.LABEL_OPTIONAL,
+            )
+            struct.field.add(
+                name="fields",
+                number=1,
+                type=_F.TYPE_MESSAGE,
+                type_name=f".{_PACKAGE}.RStruct{suffix}.FieldsEntry",
+                label=_F.LABEL_REPEATED,
+            )
+            items = proto.message_type.add(name=f"RList{suffix}")
+            items.field.add(
+                name="values",
+                number=1,
+                type=_F.TYPE_MESSAGE,
+                type_name=f".{_PACKAGE}.RValue{suffix}",
+                label=_F.LABEL_REPEATED,
+            )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return tuple(
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+        for name in ("RStruct0_0", "RValue1_0")
+    )
+
+
+Replica, ReplicaSpecValue = _replica_schema()
+"""A ModelReplica decoded as :data:`REPLICA_OBJECTS` and :data:`REPLICA_LISTS` say: every
+field the fleet reader reads, and a member's template only down to its own fields.
+``ReplicaSpecValue`` is the type of a field of its ``spec`` (``engines``)."""

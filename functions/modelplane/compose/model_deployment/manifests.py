@@ -61,10 +61,12 @@ def compose_replicas(
     deployment: Deployment,
     placement: Placement,
     state: FleetState,
+    extra_labels: Mapping[tuple[str, int], Mapping[str, str]] | None = None,
 ) -> list[ComposedReplica]:
     """Compose one ModelReplica per placed replica, and each moving replica as it is.
 
-    A replica kept as is (and every moving one) keeps its spec.
+    A replica kept as is (and every moving one) keeps its spec. ``extra_labels`` adds
+    labels by (cluster, index): the template hash of a rolling update.
     """
     composed: list[ComposedReplica] = []
     moving = [PlacedReplica(m.cluster, m.index, None) for m in placement.moving]
@@ -81,13 +83,20 @@ def compose_replicas(
             "metadata": {
                 "name": name,
                 "namespace": deployment.namespace,
-                "labels": managed_labels(xr, deployment.name, placed.cluster, placed.index),
+                "labels": _with(
+                    managed_labels(xr, deployment.name, placed.cluster, placed.index),
+                    (extra_labels or {}).get((placed.cluster, placed.index)),
+                ),
             },
             "spec": spec,
         }
         kit.compose(rsp, f"replica-{placed.cluster}-{placed.index}", manifest)
         composed.append(ComposedReplica(name, placed.cluster, placed.index))
     return composed
+
+
+def _with(labels: dict[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:
+    return labels if not extra else dict(sorted({**labels, **extra}.items()))
 
 
 def replica_spec(xr: Mapping[str, Any], placed: PlacedReplica) -> dict[str, Any]:
@@ -145,21 +154,26 @@ def compose_endpoints(
     state: FleetState,
     ready: set[str],
     unreachable: set[str],
+    extra_labels: Mapping[tuple[str, int], Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Compose a ModelEndpoint for each Ready replica on a cluster with a gateway address.
 
     An endpoint already composed for a replica that is still composed stays, unchanged,
     while the replica or its cluster's gateway flaps: only a replica that goes takes its
     endpoint with it, and so does one whose cluster is out of reach (``unreachable``:
-    none of its Objects syncs), as an unreachable node's pods leave a Service.
+    none of its Objects syncs), as an unreachable node's pods leave a Service, and one
+    whose replica took another template (``extra_labels``, the rollout's hash: it is
+    restarting, as a pod being replaced leaves its Service).
     """
     names = []
     for replica in composed:
         if replica.name in unreachable:
             continue
         cluster = state.clusters.get(replica.cluster)
+        labels = (extra_labels or {}).get((replica.cluster, replica.index))
         if replica.name not in ready or cluster is None or not cluster.gateway_address:
-            kit.hold(req, rsp, [endpoint_key(replica)])
+            if _same_template(kit.observed(req, endpoint_key(replica)), labels):
+                kit.hold(req, rsp, [endpoint_key(replica)])
             continue
         name = naming.endpoint_name(replica.name)
         url = naming.endpoint_url(cluster.gateway_address, deployment.namespace, replica.name)
@@ -169,7 +183,9 @@ def compose_endpoints(
             "metadata": {
                 "name": name,
                 "namespace": deployment.namespace,
-                "labels": managed_labels(xr, deployment.name, replica.cluster, replica.index),
+                "labels": _with(
+                    managed_labels(xr, deployment.name, replica.cluster, replica.index), labels
+                ),
             },
             "spec": {
                 "url": url,
@@ -179,6 +195,14 @@ def compose_endpoints(
         kit.compose(rsp, endpoint_key(replica), manifest)
         names.append(name)
     return names
+
+
+def _same_template(endpoint: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
+    """Tell whether an observed endpoint was composed for the template its replica runs."""
+    if endpoint is None or not labels:
+        return True
+    have = (endpoint.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k, v) == v for k, v in labels.items())
 
 
 @dataclass(frozen=True)

@@ -1342,6 +1342,10 @@ def evaluate_query(query: str, applied: Mapping[str, Any]) -> bool:
 # --- what each kind's controller reports on a cluster ----------------------------------------
 
 
+NEVER_READY = "never-ready"
+"""An image whose name holds this never turns Ready (a bad image, for rollout tests)."""
+
+
 def _pod_templates(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     spec = manifest.get("spec") or {}
     kind = manifest.get("kind")
@@ -1366,6 +1370,10 @@ def _pods_blocked(world: _World, cluster: str, manifest: Mapping[str, Any]) -> l
             and world.applied(cluster, "ServiceAccount", namespace, str(account)) is None
         ):
             missing.append(f"ServiceAccount {namespace}/{account}")
+        for container in pod.get("containers") or ():
+            image = str(container.get("image") or "")
+            if NEVER_READY in image:
+                missing.append(f"image {image} to start (it never does)")
         for volume in pod.get("volumes") or ():
             claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
             if not claim:

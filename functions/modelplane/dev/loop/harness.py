@@ -611,6 +611,7 @@ class ControlPlane:
         obj = copy.deepcopy(self.store[key])
         if "status" in rendered:
             obj["status"] = copy.deepcopy(rendered["status"])
+            _stamp_generation(obj)
         crossplane = (rendered.get("spec") or {}).get("crossplane")
         if crossplane is not None:
             obj.setdefault("spec", {})["crossplane"] = copy.deepcopy(crossplane)
@@ -638,6 +639,8 @@ class ControlPlane:
         meta.pop("resourceVersion", None)
         obj.pop("status", None)
         previous = self.store.get(key)
+        if fakes.is_composite(obj):
+            meta["generation"] = _generation(previous, obj)
         if previous is None:
             self._stamp(meta)
         else:
@@ -743,6 +746,41 @@ class ControlPlane:
         """Describe composites (all by default), one per line."""
         chosen = list(keys) if keys is not None else self.composites()
         return "\n".join("  " + self.state(k) for k in chosen)
+
+
+SYSTEM_CONDITIONS = ("Ready", "Synced")
+
+
+def _stamp_generation(obj: dict[str, Any]) -> None:
+    """Stamp the reconciler's own conditions with the generation it reconciled.
+
+    Crossplane's composite reconciler marks Ready and Synced through its
+    ObservedGenerationPropagationManager (``observedGeneration: metadata.generation``);
+    the render engine's in-memory reconcile leaves the field out, so it is put here as
+    the real controller writes it.
+    """
+    generation = (obj.get("metadata") or {}).get("generation")
+    if generation is None:
+        return
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") in SYSTEM_CONDITIONS:
+            cond["observedGeneration"] = generation
+
+
+def _generation(previous: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> int:
+    """A composite's ``metadata.generation`` as the API server keeps it: +1 per spec change.
+
+    Crossplane stamps each condition with the generation it observed, so a composite's
+    Ready tells whether it speaks of the current spec (a rolling update relies on it).
+    """
+
+    def spec(o: Mapping[str, Any]) -> Any:
+        return {k: v for k, v in (o.get("spec") or {}).items() if k != "crossplane"}
+
+    if previous is None:
+        return 1
+    generation = int((previous.get("metadata") or {}).get("generation") or 1)
+    return generation + 1 if spec(previous) != spec(obj) else generation
 
 
 def history_text(records: Iterable[PassRecord]) -> str:

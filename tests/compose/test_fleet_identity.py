@@ -1,0 +1,136 @@
+"""Fleet objects are remembered by identity, however their bytes are ordered.
+
+Crossplane encodes each request anew with Go's protobuf, which writes a Struct's map
+entries in a different order every time: the same object never arrives as the same bytes
+twice. The fleet reader keys what it remembers by ``(uid, resourceVersion)``, read from
+the encoded object's ``metadata`` alone, so a re-ordered encoding of an object it has read
+is not read again, and a new resourceVersion is.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from google.protobuf import struct_pb2
+from modelplane.compose.model_deployment import fleet
+
+from tests.compose.test_fleet_read import _set
+from tests.compose.test_model_deployment import inference_cluster, other_replica
+
+Doc = dict[str, Any]
+
+
+def _encoded_in_order(value: Any, order: int) -> bytes:
+    """A Struct's encoding with every map's entries rotated by ``order`` (as Go may write).
+
+    A Struct's entries are independent length-delimited fields, so any order of them is
+    a valid encoding of the same object.
+    """
+    entries = []
+    for key, item in value.items():
+        entry = struct_pb2.Struct()
+        entry.fields[key].CopyFrom(_value_in_order(item, order))
+        entries.append(entry.SerializeToString())
+    shift = order % max(len(entries), 1)
+    return b"".join(entries[shift:] + entries[:shift])
+
+
+def _value_in_order(item: Any, order: int) -> struct_pb2.Value:
+    value = struct_pb2.Value()
+    if isinstance(item, dict):
+        value.struct_value.MergeFromString(_encoded_in_order(item, order))
+    elif isinstance(item, list):
+        for element in item:
+            value.list_value.values.add().CopyFrom(_value_in_order(element, order))
+    else:
+        value.MergeFrom(fleet.as_struct({"v": item}).fields["v"])
+    return value
+
+
+def _identified(doc: Doc, uid: str, version: str) -> Doc:
+    doc = copy.deepcopy(doc)
+    doc["metadata"] |= {"uid": uid, "resourceVersion": version}
+    return doc
+
+
+def _replica(version: str = "7", pool: str = "gpu-l4") -> Doc:
+    doc = _identified(other_replica("llama", "c1", "gpu-l4"), "u-replica", version)
+    _set("spec.engines[0].members[0].nodePoolName", pool)(doc)
+    return doc
+
+
+def test_reordered_encodings_differ_in_bytes_but_not_in_content() -> None:
+    encodings = {_encoded_in_order(_replica(), order) for order in range(4)}
+    assert len(encodings) > 1
+    decoded = {
+        struct_pb2.Struct.FromString(e).SerializeToString(deterministic=True) for e in encodings
+    }
+    assert len(decoded) == 1
+
+
+def test_an_encoded_object_is_keyed_by_its_uid_and_resource_version() -> None:
+    for order in range(3):
+        assert fleet.object_key(_encoded_in_order(_replica(), order)) == ("u-replica", "7")
+
+
+def test_an_object_reordered_is_read_once() -> None:
+    fleet.forget()
+    reads = [
+        fleet.read_fleet([], [_encoded_in_order(_replica(), order)]).fleet.replicas[0]
+        for order in range(4)
+    ]
+    assert all(read is reads[0] for read in reads)
+    assert [(e.pool, e.nodes) for e in reads[0].engines] == [("gpu-l4", 1)]
+
+
+def test_a_new_resource_version_is_read_again() -> None:
+    fleet.forget()
+    fleet.read_fleet([], [_encoded_in_order(_replica(), 0)])
+    moved = _encoded_in_order(_replica(version="8", pool="gpu-h100"), 1)
+    edited = fleet.read_fleet([], [moved]).fleet.replicas[0]
+    assert [(e.pool, e.nodes) for e in edited.engines] == [("gpu-h100", 1)]
+
+
+def test_a_cluster_reordered_is_read_once_and_as_when_decoded() -> None:
+    doc = _identified(inference_cluster("c1"), "u-cluster", "3")
+    fleet.forget()
+    reads = [fleet.read_fleet([_encoded_in_order(doc, o)], []).clusters["c1"] for o in range(3)]
+    assert all(read is reads[0] for read in reads)
+    fleet.forget()
+    assert fleet.read_fleet([fleet.as_struct(doc)], []).clusters["c1"] == reads[0]
+
+
+def test_objects_without_identity_are_read_by_content() -> None:
+    doc = other_replica("llama", "c1", "gpu-l4")
+    doc["metadata"].pop("uid", None)
+    doc["metadata"].pop("resourceVersion", None)
+    fleet.forget()
+    reads = [fleet.read_fleet([], [_encoded_in_order(doc, o)]).fleet.replicas[0] for o in range(3)]
+    assert reads[0] == reads[1] == reads[2]
+    assert fleet.object_key(_encoded_in_order(doc, 0)) != fleet.object_key(
+        _encoded_in_order(doc, 1)
+    )
+
+
+def test_an_identity_that_is_no_string_keys_by_content() -> None:
+    doc = _replica()
+    doc["metadata"]["uid"] = 5
+    assert isinstance(fleet.object_key(_encoded_in_order(doc, 0)), bytes)
+    doc = _replica()
+    doc["metadata"]["resourceVersion"] = ""
+    assert isinstance(fleet.object_key(fleet.as_struct(doc)), bytes)
+
+
+def test_pools_of_one_class_share_their_devices_however_encoded() -> None:
+    """The scheduler fits a member once per device list (by identity): clusters whose
+    pools publish the same devices must share one list, whatever their map order."""
+    one = _identified(inference_cluster("c1"), "u-1", "1")
+    two = _identified(inference_cluster("c2"), "u-2", "1")
+    fleet.forget()
+    state = fleet.read_fleet([_encoded_in_order(one, 0), _encoded_in_order(two, 1)], [])
+    first, second = state.clusters["c1"].pools, state.clusters["c2"].pools
+    assert first is not None
+    assert second is not None
+    assert first[0].devices
+    assert first[0].devices is second[0].devices

@@ -1,0 +1,155 @@
+"""Rolling updates on the mini control plane: an image edit reaches three replicas a few
+at a time, and a bad image stops at maxUnavailable while the others keep serving.
+
+Every reconcile of the rollout is watched: at least ``spec.replicas - maxUnavailable``
+replicas must be Ready, where a replica counts as Ready only when its Ready condition
+speaks of its current spec (Crossplane stamps the generation it observed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from modelplane.compose.model_deployment import rolling
+
+from tests.loop.conftest import Converged, Fleets
+from tests.loop.fakes import NEVER_READY, Key, Obj, describe, get_path
+from tests.loop.harness import ControlPlane, Reconciled, history_text
+from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
+
+FLEET = "getting-started"
+CLUSTER = _kind("InferenceCluster", name="eks-us-east")
+REPLICAS = 3
+STRATEGY = {"maxSurge": 0, "maxUnavailable": 1}
+PASSES = 12
+NEW_IMAGE = "vllm/vllm-openai:v0.24.0"
+BAD_IMAGE = f"vllm/vllm-openai:{NEVER_READY}"
+
+
+def _fresh_ready(plane: ControlPlane, key: Key) -> bool:
+    obj = plane.get(key)
+    generation = get_path(obj, "metadata.generation")
+    for cond in get_path(obj, "status.conditions") or ():
+        if cond.get("type") == "Ready":
+            stale = "observedGeneration" in cond and cond["observedGeneration"] != generation
+            return cond.get("status") == "True" and not stale
+    return False
+
+
+def _image(plane: ControlPlane, key: Key) -> str:
+    member = plane.get(key)["spec"]["engines"][0]["members"][0]
+    return str(member["template"]["spec"]["containers"][0]["image"])
+
+
+def _set_image(image: str) -> Any:
+    def edit(obj: Obj) -> None:
+        for engine in obj["spec"]["template"]["spec"]["engines"]:
+            for member in engine["members"]:
+                member["template"]["spec"]["containers"][0]["image"] = image
+
+    return edit
+
+
+@pytest.fixture(scope="module")
+def three_replicas(converged: Fleets) -> tuple[ControlPlane, Key]:
+    """The getting-started fleet with room for three replicas on eks-us-east, running three."""
+    done: Converged = converged.get(FLEET)
+    plane = done.plane.clone()
+    cluster = _located(plane, CLUSTER, "the getting-started cluster")
+
+    def grow(obj: Obj) -> None:
+        for pool in obj["spec"]["nodePools"]:
+            pool["nodeCount"] = pool["maxNodeCount"] = REPLICAS
+
+    _admissible(plane.edit(cluster, grow))
+    deployment = _located(plane, DEPLOYMENT, "the getting-started ModelDeployment")
+
+    def scale(obj: Obj) -> None:
+        obj["spec"]["replicas"] = REPLICAS
+        obj["spec"]["strategy"] = {"rollingUpdate": dict(STRATEGY)}
+
+    _admissible(plane.edit(deployment, scale))
+    records = plane.converge(PASSES)
+    mine = _own_replicas(plane, deployment)
+    if len(mine) != REPLICAS or not all(_fresh_ready(plane, k) for k in mine):
+        pytest.fail(
+            f"precondition: {describe(deployment)} should run {REPLICAS} Ready replicas:\n"
+            f"{plane.report()}\nhistory:\n{history_text(records)}",
+            pytrace=False,
+        )
+    return plane, deployment
+
+
+def _roll(plane: ControlPlane, deployment: Key, image: str) -> tuple[list[str], list[int], Any]:
+    """Edit the image and converge; return the drops below the floor and Ready per pass."""
+    floor = REPLICAS - STRATEGY["maxUnavailable"]
+    drops: list[str] = []
+    timeline: list[int] = []
+
+    def watch(cp: ControlPlane, result: Reconciled) -> None:
+        mine = _own_replicas(cp, deployment)
+        ready = [k for k in mine if _fresh_ready(cp, k)]
+        if len(ready) < floor:
+            where = f"pass {len(cp.history) + 1}, reconciling {describe(result.key)}"
+            listed = ", ".join(f"{describe(k)} ({_image(cp, k)})" for k in ready)
+            drops.append(f"{where}: {len(ready)} Ready: {listed or 'none'}")
+
+    plane.watchers.append(watch)
+    _admissible(plane.edit(deployment, _set_image(image)))
+    records = []
+    for _ in range(PASSES):
+        record = plane.run_pass()
+        records.append(record)
+        mine = _own_replicas(plane, deployment)
+        timeline.append(sum(1 for k in mine if _fresh_ready(plane, k)))
+        if record.quiet:
+            break
+    return drops, timeline, records
+
+
+def test_an_image_edit_rolls_out_keeping_replicas_minus_max_unavailable_ready(
+    three_replicas: tuple[ControlPlane, Key],
+) -> None:
+    plane, deployment = three_replicas
+    plane = plane.clone()
+    drops, timeline, records = _roll(plane, deployment, NEW_IMAGE)
+    mine = _own_replicas(plane, deployment)
+    outcome = (
+        f"Ready per pass {timeline}; "
+        + ", ".join(f"{describe(k)} {_image(plane, k)}" for k in mine)
+        + f"\n{plane.state(deployment)}\nhistory:\n{history_text(records)}"
+    )
+    assert not drops, "\n".join(drops[:10]) + "\n" + outcome
+    assert len(mine) == REPLICAS, outcome
+    assert all(_image(plane, k) == NEW_IMAGE and _fresh_ready(plane, k) for k in mine), outcome
+    hashes = {get_path(plane.get(k), f"metadata.labels.{rolling.HASH_LABEL}") for k in mine}
+    assert len(hashes) == 1, outcome
+    progressing = plane.conditions(deployment)["Progressing"]
+    assert progressing["reason"] == "RolloutComplete", outcome
+    assert get_path(plane.get(deployment), "status.replicas.updated") == REPLICAS, outcome
+
+
+def test_a_bad_image_stops_at_max_unavailable_and_the_others_keep_serving(
+    three_replicas: tuple[ControlPlane, Key],
+) -> None:
+    plane, deployment = three_replicas
+    plane = plane.clone()
+    drops, timeline, records = _roll(plane, deployment, BAD_IMAGE)
+    mine = _own_replicas(plane, deployment)
+    images = sorted(_image(plane, k) for k in mine)
+    outcome = (
+        f"Ready per pass {timeline}; images {images}\n{plane.state(deployment)}\n"
+        f"history:\n{history_text(records)}"
+    )
+    assert not drops, "\n".join(drops[:10]) + "\n" + outcome
+    assert records[-1].quiet, f"the stopped rollout should settle: {outcome}"
+    assert images.count(BAD_IMAGE) == STRATEGY["maxUnavailable"], outcome
+    serving = [k for k in mine if _image(plane, k) != BAD_IMAGE]
+    assert len(serving) == REPLICAS - 1, outcome
+    assert all(_fresh_ready(plane, k) for k in serving), outcome
+    progressing = plane.conditions(deployment)["Progressing"]
+    assert progressing["reason"] == "ReplicasUpdating", outcome
+    assert "1 of 3 replicas updated, 0 of them Ready" in progressing["message"], outcome
+    endpoints = [k for k in plane.composed_by(deployment) if k[1] == "ModelEndpoint"]
+    assert len(endpoints) == REPLICAS - 1, outcome
