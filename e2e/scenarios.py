@@ -340,7 +340,8 @@ def deploy_a_model(ctx: Context) -> None:
     md = ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=300)
     for cond in ("ReplicasScheduled", "ReplicasReady"):
         assert condition_true(md, cond), f"{cond} not True:\n{ctx.explain(md)}"
-    assert dig(md, "status", "replicas") == {"total": 1, "ready": 1}, md.get("status")
+    expected = {"total": 1, "ready": 1, "updated": 1, "updatedReady": 1}
+    assert dig(md, "status", "replicas") == expected, md.get("status")
     replicas = ctx.replicas()
     assert len(replicas) == 1, f"one ModelReplica expected, found {[_name(r) for r in replicas]}"
     replica = replicas[0]

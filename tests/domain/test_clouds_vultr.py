@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 from modelplane.compose import _clouds, vultr_cluster
+from modelplane.dev.loop.fakes import evaluate_query
 from modelplane.domain.clouds import common, vultr
-
-from tests.loop.fakes import evaluate_query
 
 SPEC: dict[str, Any] = {
     "region": "ewr",

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from modelplane.compose.model_deployment import rolling
+from modelplane.dev.loop.fakes import NEVER_READY, Key, Obj, describe, get_path
+from modelplane.dev.loop.harness import ControlPlane, Reconciled, history_text
 
 from tests.loop.conftest import Converged, Fleets
-from tests.loop.fakes import NEVER_READY, Key, Obj, describe, get_path
-from tests.loop.harness import ControlPlane, Reconciled, history_text
 from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
 
 FLEET = "getting-started"
