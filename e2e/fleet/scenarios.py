@@ -241,7 +241,8 @@ def deploy(ctx: Fleet) -> None:
     ctx.ensure_namespace(ML)
     ctx.apply_file(DEPLOYMENT)
     md = ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=300)
-    assert dig(md, "status", "replicas") == {"total": 1, "ready": 1}, md.get("status")
+    expected = {"total": 1, "ready": 1, "updated": 1, "updatedReady": 1}
+    assert dig(md, "status", "replicas") == expected, md.get("status")
     for replica, cluster in ctx.placed().items():
         check_replica(ctx, replica, cluster)
     ctx.apply_file(SERVICE)
