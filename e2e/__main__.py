@@ -101,13 +101,14 @@ def wanted_scenarios(scenarios: Sequence[Scenario], doc: str | None) -> set[str]
     args = parser.parse_args()
     if args.list:
         for scenario in scenarios:
-            print(f"{scenario.name}: {scenario.title}")
+            extra = f" (only when named: {scenario.optional})" if scenario.optional else ""
+            print(f"{scenario.name}: {scenario.title}{extra}")
         return None
     names = [s.name for s in scenarios]
     unknown = [n for n in args.only if n not in names]
     if unknown:
         parser.error(f"unknown scenarios {unknown}; known: {names}")
-    wanted = set(args.only or names)
+    wanted = set(args.only or [s.name for s in scenarios if not s.optional])
     for scenario in scenarios:  # a scenario needs what it builds on
         if scenario.name in wanted:
             wanted.update(scenario.needs)

@@ -951,6 +951,8 @@ class Scenario:
     title: str
     run: Callable[[Context], None]
     needs: tuple[str, ...] = ()
+    # Run only when named: it needs more than the default fleet has (the reason says what).
+    optional: str = ""
 
 
 SCENARIOS = (

@@ -489,7 +489,10 @@ def placed_but_pending(ctx: Fleet, timeout: float, deployment: str = "qwen-demo"
         out = []
         for replica, cluster in ctx.placed(deployment).items():
             kube = ctx.clusters[cluster]
-            for kind, ns, name in ctx.workloads_of(replica):
+            workloads = ctx.workloads_of(replica)
+            if not workloads:  # not composed yet: nothing checked is no agreement
+                out.append(f"{replica}: applies no Deployment or LeaderWorkerSet yet")
+            for kind, ns, name in workloads:
                 workload = kube.get(APPS[kind], kind, name, ns)
                 if workload is None:
                     out.append(f"{replica}: {kind} {ns}/{name} not on {cluster} yet")
