@@ -176,7 +176,10 @@ def engine_pods_not_running(ctx: Fleet, replica: str, cluster: str) -> list[str]
     """A Ready replica's engine workloads: every desired pod Running (on the cluster)."""
     kube = ctx.clusters[cluster]
     out = []
-    for kind, ns, name in ctx.workloads_of(replica):
+    workloads = ctx.workloads_of(replica)
+    if not workloads:  # Ready before its Objects are listed: nothing to check yet
+        out.append(f"{replica}: applies no Deployment or LeaderWorkerSet yet")
+    for kind, ns, name in workloads:
         workload = kube.get(APPS[kind], kind, name, ns)
         if workload is None:
             out.append(f"{replica}: {kind} {ns}/{name} missing on {cluster}")
@@ -366,6 +369,8 @@ def cordon(ctx: Fleet) -> None:
 
         def kept_off() -> str:
             where = placement(ctx, name)
+            if others and not where:
+                return f"{name} not placed yet ({others} other free node(s))"
             if where and where[1] == node:
                 return f"{name} landed on the cordoned {node}"
             if others == 0 and scheduled(ctx, name).get("reason") != "InsufficientCapacity":
