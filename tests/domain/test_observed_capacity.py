@@ -140,3 +140,16 @@ def test_the_result_does_not_depend_on_the_order_observed() -> None:
     backward = oc.observe_pools(list(reversed(nodes)), list(reversed(slices)))
     assert forward == backward
     assert forward["gpu"].status()["unavailable"][0]["name"] == "n0"
+
+
+def test_an_autoscaled_pool_counts_up_to_its_max_less_the_nodes_that_take_no_pods() -> None:
+    # Scaled to zero: no node runs, yet the autoscaler adds one for a Pending pod.
+    zero = oc.ObservedPool("gpu", 0)
+    one_cordoned = oc.ObservedPool("big", 1, left_out=(oc.NodeVerdict("n2", "big", oc.CORDONED),))
+    fixed = oc.ObservedPool("fixed", 1)
+    got = oc.with_autoscaling(
+        {"gpu": zero, "big": one_cordoned, "fixed": fixed}, {"gpu": 1, "big": 4}
+    )
+    assert got["gpu"].nodes == 1
+    assert got["big"].nodes == 3  # the cordoned node holds a slot of the max
+    assert got["fixed"].nodes == 1  # a fixed pool counts what runs

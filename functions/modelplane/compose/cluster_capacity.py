@@ -108,6 +108,19 @@ def observe(req: fnv1.RunFunctionRequest, pool_names: Sequence[str]) -> Observat
     return Observation(capacity.for_pools(capacity.observe_pools(nodes, slices), pool_names))
 
 
+def autoscaled(observation: Observation, pools: Sequence[Any]) -> Observation:
+    """The observation with autoscaled pools (min below max) counted up to their max
+    (:func:`capacity.with_autoscaling`): a pool scaled to zero still takes a pod."""
+    if observation.pools is None:
+        return observation
+    ceilings = {
+        p.name: p.max_node_count
+        for p in pools
+        if p.max_node_count is not None and p.max_node_count > p.node_count
+    }
+    return Observation(capacity.with_autoscaling(observation.pools, ceilings))
+
+
 def _collection_problem(found: Mapping[str, Any] | None, key: str) -> str:
     kind = _WATCHED[key][1]
     if found is None:

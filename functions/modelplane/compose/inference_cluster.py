@@ -74,6 +74,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         pools, published, (xr.get("status") or {}).get("gpuPools") or []
     )
     observation = cluster_capacity.observe(req, [p.name for p in pools])
+    observation = cluster_capacity.autoscaled(observation, pools)
     status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:

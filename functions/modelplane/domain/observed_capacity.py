@@ -19,7 +19,7 @@ Pure: it takes the observed manifests as plain maps. An observation that is inco
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from modelplane.domain import api
@@ -131,6 +131,26 @@ def observe_pools(
             left_out=tuple(v for v in mine if not v.usable),
         )
     return pools
+
+
+def with_autoscaling(
+    observed: Mapping[str, ObservedPool], ceilings: Mapping[str, int]
+) -> dict[str, ObservedPool]:
+    """Let autoscaled pools count the nodes their autoscaler would add.
+
+    A pool that scales (min below max) may run fewer nodes than its max, down to none,
+    and still take a pod: a Pending pod is what makes the autoscaler add a node. So its
+    observed capacity is its max less the nodes that exist but take no pods (cordoned,
+    NotReady, tainted: they hold a slot of the max); only a fixed pool's capacity is the
+    nodes it runs. ``ceilings`` maps each autoscaled pool to its max.
+    """
+    out = dict(observed)
+    for name, ceiling in ceilings.items():
+        pool = observed.get(name)
+        if pool is not None:
+            room = max(0, ceiling - len(pool.left_out))
+            out[name] = replace(pool, nodes=max(pool.nodes, room))
+    return out
 
 
 def for_pools(
