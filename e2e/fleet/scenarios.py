@@ -148,8 +148,12 @@ def check_running(
     """The replica's workloads Available on its cluster, each pod Running on a node of the
     pinned pool with its devices allocated by kube-scheduler to our selector."""
     kube = ctx.clusters[cluster]
-    workloads = ctx.workloads_of(replica)
-    assert workloads, f"ModelReplica {replica} applies no Deployment or LeaderWorkerSet"
+    # A replica just placed lists its Objects a reconcile later: wait for them.
+    workloads = ctx.wait_for(
+        f"ModelReplica {replica} applies a Deployment or LeaderWorkerSet",
+        lambda: ctx.workloads_of(replica),
+        60,
+    )
     placed = []
     for kind, ns, name in workloads:
 
