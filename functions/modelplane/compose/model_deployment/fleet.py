@@ -1191,28 +1191,12 @@ def _with_admission(replica: ExistingReplica, fields: Fields) -> ExistingReplica
     return replace(replica, created=created, ready=ready, stuck=stuck)
 
 
-class _ObjectMemo(_Memo[T]):
-    """A :class:`_Memo` of fleet objects, keyed by :func:`object_key`.
-
-    An object is read (and decoded for it) only when its key is new: an object seen
-    before costs the decode of its ``metadata`` alone (:data:`lazy.Head`).
-    """
-
-    def __call__(self, message: Any) -> T:
-        key = object_key(message)
-        found = self._young.get(key, _MISSING)
-        if found is _MISSING:
-            found = self._old.pop(key, _MISSING)
-            if found is _MISSING:
-                found = self._read(message)
-            if len(self._young) >= self.limit:
-                self._old, self._young = self._young, {}
-            self._young[key] = cast("T", found)
-        return cast("T", found)
-
-
-_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _ObjectMemo(_cluster_or_skipped)
-_replicas: _Memo[ExistingReplica | Skipped | None] = _ObjectMemo(_replica_or_skipped)
+# Fleet objects are keyed by identity (object_key): one seen before costs the decode of
+# its metadata alone (lazy.Head), however Go's protobuf ordered its maps this time.
+_clusters: _Memo[tuple[FleetCluster | None, Skipped | None]] = _Memo(
+    _cluster_or_skipped, object_key
+)
+_replicas: _Memo[ExistingReplica | Skipped | None] = _Memo(_replica_or_skipped, object_key)
 
 
 def forget() -> None:
