@@ -84,12 +84,14 @@ def test_the_fleet_read_carries_what_admission_orders_by() -> None:
     stuck = copy.deepcopy(replica)
     stuck["status"] = {
         "conditions": [
+            {"type": "Ready", "status": "False", "reason": "Creating"},
             {
-                "type": "Ready",
+                "type": "ModelReady",
                 "status": "False",
                 "reason": fleet.UNSCHEDULABLE,
                 "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu",
-            }
+                "lastTransitionTime": "2026-01-02T03:04:05Z",
+            },
         ]
     }
     state = fleet.read_fleet(
@@ -100,9 +102,10 @@ def test_the_fleet_read_carries_what_admission_orders_by() -> None:
     first, second = state.fleet.replicas
     assert isinstance(first, ExistingReplica)
     assert (first.created, first.ready, first.stuck) == (YOUNGER, True, "")
-    assert (second.ready, second.stuck) == (
+    assert (second.ready, second.stuck, second.stuck_since) == (
         False,
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu",
+        "2026-01-02T03:04:05Z",
     )
 
 

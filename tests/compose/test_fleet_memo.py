@@ -85,12 +85,14 @@ REPLICAS = [
                 "status",
                 {
                     "conditions": [
+                        {"type": "Ready", "status": "False", "reason": "Creating"},
                         {
-                            "type": "Ready",
+                            "type": "ModelReady",
                             "status": "False",
                             "reason": "Unschedulable",
                             "message": "0/2 nodes are available",
-                        }
+                            "lastTransitionTime": "2026-01-02T03:04:05Z",
+                        },
                     ]
                 },
             )

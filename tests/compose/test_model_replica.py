@@ -10,6 +10,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
+from modelplane.compose import replica_pods
 
 from tests.requests import conditions, request
 
@@ -176,7 +177,7 @@ def test_requires_its_cluster_and_its_cache() -> None:
 
 def test_without_a_cache_it_requires_none() -> None:
     rsp = run(xr())
-    assert set(rsp.requirements.resources) == {"cluster"}
+    assert set(rsp.requirements.resources) == {"cluster", replica_pods.KEY}
 
 
 @pytest.mark.parametrize(
@@ -227,9 +228,9 @@ def test_composes_every_object_through_the_clusters_provider_config() -> None:
     rsp = run(xr(), required={"cluster": [cluster(**status)]})
     found = desired(rsp)
     # The InferenceCluster holds itself (a ClusterUsage) while replicas use it: no Usage here.
-    assert set(found) == set(KEYS)
+    assert set(found) == {*KEYS, replica_pods.KEY}
     for key, item in found.items():
-        assert item["kind"] == "Object", key
+        assert item["kind"] == ("Object" if key in KEYS else "ObservedObjectCollection"), key
         assert item["spec"]["providerConfigRef"] == {
             "kind": "ClusterProviderConfig",
             "name": "eks-kubernetes",

@@ -8,6 +8,13 @@ workload (see ``modelplane.domain.workload``); compose every Object; and judge f
 Objects' conditions whether the replica is applied (``ModelAccepted``) and serves
 (``ModelReady``). The replica is Ready only when it serves and its route is accepted.
 
+While it does not serve because kube-scheduler cannot place an engine pod (observed
+through :mod:`modelplane.compose.replica_pods`), ``ModelReady`` is False with reason
+``Unschedulable`` and the scheduler's own message; its deployment moves it once that has
+held for the deployment's grace (:mod:`modelplane.domain.scheduling.stuck`). A cache
+not Ready yet takes precedence: its pods wait for the weights (an unbound claim is
+unschedulable too), not for room.
+
 The ModelCache's PVC on the cluster is named by ``workload.cache_claim(<cache>)``, in
 the namespace named like the cache's, so the replica composes its engines without
 waiting for the cache: Kubernetes holds the pods until the PVC exists. While the cache
@@ -23,7 +30,9 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.compose import _kit as kit
+from modelplane.compose import replica_pods
 from modelplane.domain import api, workload
+from modelplane.domain.scheduling import stuck
 from modelplane.models.modelreplica import Member as MemberModel
 from modelplane.models.modelreplica import ModelReplica
 from modelplane.models.modelreplica import Spec as ReplicaSpec
@@ -62,6 +71,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         return
     namespace = identity.namespace
     _require(rsp, replica, namespace)
+    replica_pods.require(rsp, identity.name, namespace)
     cluster = _cluster(req, replica)
     if isinstance(cluster, Notice):
         _hold(req, rsp, cluster, warn=bool(req.observed.resources))
@@ -74,7 +84,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         return
     for item in composed:
         kit.compose(rsp, item.key, item.resource)
-    _report(rsp, workload.judge(composed, _observed(req, composed)), cluster.name, cache_note)
+    replica_pods.compose_collection(rsp, identity.name, namespace, cluster)
+    verdict = workload.judge(composed, _observed(req, composed))
+    _report(rsp, verdict, cluster.name, cache_note, replica_pods.unschedulable(req))
 
 
 def _require(rsp: fnv1.RunFunctionResponse, replica: ReplicaSpec, namespace: str) -> None:
@@ -198,7 +210,11 @@ def _truth(status: object) -> bool | None:
 
 
 def _report(
-    rsp: fnv1.RunFunctionResponse, verdict: workload.Verdict, cluster: str, cache: Notice | None
+    rsp: fnv1.RunFunctionResponse,
+    verdict: workload.Verdict,
+    cluster: str,
+    cache: Notice | None,
+    unschedulable: str = "",
 ) -> None:
     if verdict.accepted:
         kit.set_condition(rsp, ACCEPTED, True, "Applied", f"every object is applied on {cluster}")
@@ -218,7 +234,10 @@ def _report(
         kit.set_condition(rsp, READY, True, "Available", "every engine workload is available")
     else:
         message = f"waiting for {kit.listed(list(verdict.starting), sep=', ')} to become available"
-        if cache is None:
+        if cache is None and unschedulable:  # kube-scheduler's word, as it gives it
+            message = f"an engine pod cannot be scheduled on {cluster}: {unschedulable}"
+            kit.set_condition(rsp, READY, False, stuck.REASON, message)
+        elif cache is None:
             kit.set_condition(rsp, READY, False, "ModelStarting", message)
         else:  # the engines can't load weights that aren't there yet
             kit.set_condition(rsp, READY, False, cache.reason, f"{cache.message}; {message}")

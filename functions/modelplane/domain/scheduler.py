@@ -471,10 +471,13 @@ class _Run:
         staying: list[DroppedReplica] = []
         # A replica its pool does not admit, and not Ready, serves nothing: it stays
         # only while a replacement starts; with no room for one it goes now, and the
-        # shortfall says why (its pods would wait for a node forever).
+        # shortfall says why (its pods would wait for a node forever). A stuck one
+        # (Unschedulable) stays instead: the ledger had room for it, so dropping it
+        # would only place it there again, stuck again after the grace; its pods start
+        # as soon as the cluster frees a node.
         short = len(self.kept) < wanted
         for count, (replica, reason) in enumerate(order):
-            refused = isinstance(reason, (NotAdmitted, Unschedulable))
+            refused = isinstance(reason, NotAdmitted)
             if refused and short and replica.name not in self.ready and not replica.ready:
                 self._charge_recorded(replica, -1)
                 self.reserved[replica.cluster].discard(replica.index)

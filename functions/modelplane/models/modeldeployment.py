@@ -435,6 +435,14 @@ class Spec(BaseModel):
     template: Annotated[
         Template, Field(description="The shape of every replica, like a Deployment's pod template.")
     ]
+    unschedulable_after_seconds: Annotated[
+        int | None,
+        Field(
+            alias="unschedulableAfterSeconds",
+            description="Seconds a replica may report ModelReady=False with reason Unschedulable (its engine pods Pending because the workload cluster's scheduler cannot place them) before the deployment places a replacement on another cluster, make before break. Before that the replica is only not Ready. Defaults to 300.",
+            ge=0,
+        ),
+    ] = 300
 
 
 class Replicas(BaseModel):

@@ -51,6 +51,7 @@ from modelplane.compose.model_deployment.manifests import (
 from modelplane.compose.model_deployment.report import MESSAGE_LIMIT, report, scheduled_condition
 from modelplane.compose.model_deployment.unindexed import keep_unindexed
 from modelplane.domain import rollout, scheduler
+from modelplane.domain.scheduling import stuck
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
     Deployment,
@@ -192,6 +193,11 @@ def plan(
     if not isinstance(replicas, wire.EncodedItems):
         replicas = [as_item(r) for r in replicas]
     state = read_fleet(clusters, replicas, deployment)
+    # A stuck replica moves only once its grace is over; the clock is the rollout's,
+    # read once per call (tests replace it).
+    state.fleet = stuck.past_grace(
+        state.fleet, deployment.unschedulable_after_seconds, rolling.clock()
+    )
     ready = frozenset(state.ready)
     placement = _placements.placement(_schedule, deployment, state.fleet, cache.footprint, ready)
     extra = surge(state, placement) if surge is not None else 0
@@ -265,7 +271,16 @@ def read_deployment(model: ModelDeployment, xr: Mapping[str, Any]) -> Deployment
     )
     selector = spec.cluster_selector.match_labels if spec.cluster_selector else None
     replicas = model.spec.replicas if model.spec.replicas is not None else 1
-    return Deployment(namespace, name, replicas, engines, labels(selector), tolerations)
+    grace = model.spec.unschedulable_after_seconds
+    return Deployment(
+        namespace,
+        name,
+        replicas,
+        engines,
+        labels(selector),
+        tolerations,
+        stuck.DEFAULT_GRACE_SECONDS if grace is None else grace,
+    )
 
 
 def cache_name(model: ModelDeployment) -> str | None:

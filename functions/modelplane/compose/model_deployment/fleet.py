@@ -1166,7 +1166,10 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
 
 
 UNSCHEDULABLE = "Unschedulable"
-"""The Ready reason of a ModelReplica whose pods the workload cluster cannot schedule."""
+"""The ``ModelReady`` reason of a ModelReplica whose pods the workload cluster cannot
+schedule. (Crossplane keeps a composite's ``Ready`` to itself: a function cannot give it
+a reason, so the replica says it on its own condition.)"""
+MODEL_READY = "ModelReady"
 
 
 def _with_admission(replica: ExistingReplica, fields: Fields) -> ExistingReplica:
@@ -1178,17 +1181,22 @@ def _with_admission(replica: ExistingReplica, fields: Fields) -> ExistingReplica
     meta = _lenient(fields.get("metadata", _EMPTY))
     created = str(meta.get("creationTimestamp", _EMPTY).string_value)
     status = _lenient(fields.get("status", _EMPTY))
-    ready, stuck = False, ""
+    ready, stuck, since = False, "", ""
     for value in _values_of(status.get("conditions", _EMPTY)):
         condition = _lenient(value)
-        if condition.get("type", _EMPTY).string_value != "Ready":
-            continue
-        ready = condition.get("status", _EMPTY).string_value == "True"
-        if condition.get("reason", _EMPTY).string_value == UNSCHEDULABLE:
+        typ = condition.get("type", _EMPTY).string_value
+        if typ == "Ready":
+            ready = condition.get("status", _EMPTY).string_value == "True"
+        elif (
+            typ == MODEL_READY
+            and condition.get("reason", _EMPTY).string_value == UNSCHEDULABLE
+            and condition.get("status", _EMPTY).string_value == "False"
+        ):
             stuck = str(condition.get("message", _EMPTY).string_value) or UNSCHEDULABLE
+            since = str(condition.get("lastTransitionTime", _EMPTY).string_value)
     if not (created or ready or stuck):
         return replica
-    return replace(replica, created=created, ready=ready, stuck=stuck)
+    return replace(replica, created=created, ready=ready, stuck=stuck, stuck_since=since)
 
 
 # Fleet objects are keyed by identity (object_key): one seen before costs the decode of

@@ -952,6 +952,8 @@ def _collection(world: _World, obj: Obj) -> Report:
     _, problem = world.connect(obj, KUBERNETES_GROUP)
     if problem:
         return _unsynced(obj, problem)
+    if ((obj.get("spec") or {}).get("observeObjects") or {}).get("kind") == "Pod":
+        return Report(collection_status(), members=members(obj, _pods(world, obj)))
     name = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
     cluster = world.get("modelplane.ai", "InferenceCluster", "", name)
     if cluster is None:
@@ -963,6 +965,64 @@ def _collection(world: _World, obj: Obj) -> Report:
     }
     nodes, slices = cluster_nodes(cluster, classes, world.nodes)
     return Report(collection_status(), members=members(obj, matches(obj, nodes, slices)))
+
+
+def _pods(world: _World, collection: Obj) -> list[Obj]:
+    """The pods a collection selects: one per replica of each Deployment or LeaderWorkerSet
+    applied on its cluster whose (leader) pod template it selects, Pending with
+    kube-scheduler's ``PodScheduled=False``/``Unschedulable`` where GPUs are short
+    (:func:`_gpu_blocked`), else Running."""
+    cluster = world.cluster_of(collection, KUBERNETES_GROUP) or CONTROL_PLANE
+    watched = (collection.get("spec") or {}).get("observeObjects") or {}
+    out: list[Obj] = []
+    for other in world.on_cluster(cluster):
+        manifest = _manifest(other)
+        meta = manifest.get("metadata") or {}
+        templates = _pod_templates(manifest)
+        if (
+            other.get("kind") != "Object"
+            or manifest.get("kind") not in ("Deployment", "LeaderWorkerSet")
+            or not templates
+            or watched.get("namespace") not in (None, meta.get("namespace"))
+        ):
+            continue
+        labels = (templates[0].get("metadata") or {}).get("labels") or {}
+        if not _selects(watched.get("selector") or {}, labels):
+            continue
+        blocked = _gpu_blocked(world, other, cluster, manifest)
+        for index in range(int((manifest.get("spec") or {}).get("replicas", 1))):
+            out.append(_pod(f"{meta.get('name')}-{_digest(str(meta.get('name')), length=5)}-{index}",
+                            str(meta.get("namespace") or ""), labels, blocked))  # fmt: skip
+    return out
+
+
+def _selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """A label selector's ``matchLabels`` and ``Exists``/``In`` expressions (what we use)."""
+    if not _labels_match({"metadata": {"labels": labels}}, selector.get("matchLabels") or {}):
+        return False
+    for expression in selector.get("matchExpressions") or ():
+        key, operator = expression.get("key"), expression.get("operator")
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "In" and labels.get(key) not in (expression.get("values") or ()):
+            return False
+    return True
+
+
+def _pod(name: str, namespace: str, labels: Mapping[str, Any], blocked: str) -> Obj:
+    if blocked:  # what kube-scheduler writes on a pod it cannot place
+        message = blocked.removeprefix("pods wait for a node: ")
+        scheduled = condition("PodScheduled", False, "Unschedulable", message)
+        phase = "Pending"
+    else:
+        scheduled = {"type": "PodScheduled", "status": "True", "lastTransitionTime": TIME}
+        phase = "Running"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "status": {"phase": phase, "conditions": [scheduled]},
+    }
 
 
 def _sync_members(store: dict[Key, Obj], collection: Obj, wanted: list[Obj]) -> bool:

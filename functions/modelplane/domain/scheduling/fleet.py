@@ -73,7 +73,12 @@ class Engine:
 
 @dataclass(frozen=True)
 class Deployment:
-    """A ModelDeployment as the scheduler sees it."""
+    """A ModelDeployment as the scheduler sees it.
+
+    Attributes:
+        unschedulable_after_seconds: How long a replica may report Unschedulable before
+            it is moved (``spec.unschedulableAfterSeconds``; :mod:`.stuck`).
+    """
 
     namespace: str
     name: str
@@ -81,6 +86,7 @@ class Deployment:
     engines: tuple[Engine, ...]
     cluster_selector: Labels = ()
     tolerations: tuple[Toleration, ...] = ()
+    unschedulable_after_seconds: int = 300
 
 
 @dataclass(frozen=True)
@@ -196,8 +202,11 @@ class ExistingReplica:
         created: Its ``metadata.creationTimestamp`` (RFC 3339, so text order is time
             order); "" when unknown. Admission order (:mod:`.admission`) reads it.
         ready: It reports Ready: its pods run, so it holds what it runs on.
-        stuck: Why its pods cannot be scheduled where it is, once that has lasted beyond
-            the deployment's grace period ("": not stuck); it is then over-committed.
+        stuck: Why its pods cannot be scheduled where it is ("": not stuck): its
+            ``ModelReady`` reason ``Unschedulable`` and message. The scheduler sees it
+            only once it has held for the deployment's grace period
+            (:func:`.stuck.past_grace`); it is then over-committed.
+        stuck_since: When that began (the condition's ``lastTransitionTime``).
     """
 
     namespace: str
@@ -209,6 +218,7 @@ class ExistingReplica:
     created: str = ""
     ready: bool = False
     stuck: str = ""
+    stuck_since: str = ""
 
     def pin(self, engine: str) -> str | None:
         """Return the pool an engine of this replica is pinned to, if it has one."""
