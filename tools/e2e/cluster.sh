@@ -28,77 +28,23 @@ FUNCTION_PORT=9443 XP_METRICS_PORT=8080 XP_PROBE_PORT=8081 XP_WEBHOOK_PORT=9444
 # endpoint may not be a loopback address, so the namespace's lo also carries this one.
 WEBHOOK_IP=10.200.0.1 WEBHOOK_SERVICE=crossplane-webhooks WEBHOOK_SERVICE_PORT=9443
 
-log() { printf '%s cluster: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+# Process supervision (start, probe, stop by pid file): tools/lib/procs.sh.
+PROCS_DIR="$state" PROCS_TAG=cluster PROCS_PREFIX=()
+# shellcheck source=../lib/procs.sh
+source "$root/tools/lib/procs.sh"
+log() { procs_log "$@"; }
+die() { procs_die "$@"; }
 
-netns_pid() { cat "$state/pids/netns.pid" 2>/dev/null || true; }
-
-alive() { [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; }
+netns_pid() { procs_pid netns; }
 
 # in_ns CMD...: run CMD in the private network namespace.
 in_ns() { nsenter -t "$(netns_pid)" -n -- "$@"; }
 
 # start NAME CMD...: start CMD in the namespace, in the background; record its pid.
-start() {
-    local name="$1"
-    shift
-    nsenter -t "$(netns_pid)" -n -- "$@" </dev/null >"$state/logs/$name.log" 2>&1 &
-    echo $! >"$state/pids/$name.pid"
-    echo "$name" >>"$state/pids/order"
-    log "started $name (pid $!)"
-}
+start() { procs_start "$@"; }
 
-# stop_pid NAME PID: TERM, wait up to 15 s, then KILL.
-stop_pid() {
-    local name="$1" pid="$2" i
-    alive "$pid" || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 150); do
-        alive "$pid" || { log "stopped $name (pid $pid)"; return 0; }
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    log "killed $name (pid $pid)"
-}
-
-# Stop in reverse start order; the namespace holder goes last.
-down() {
-    [[ -d "$state/pids" ]] || return 0
-    local name
-    if [[ -f "$state/pids/order" ]]; then
-        for name in $(tac "$state/pids/order"); do
-            [[ -f "$state/pids/$name.pid" ]] || continue
-            stop_pid "$name" "$(cat "$state/pids/$name.pid")"
-            rm -f "$state/pids/$name.pid"
-        done
-        rm -f "$state/pids/order"
-    fi
-    if [[ -f "$state/pids/netns.pid" ]]; then
-        stop_pid netns "$(cat "$state/pids/netns.pid")"
-        rm -f "$state/pids/netns.pid"
-    fi
-}
-
-status() {
-    local f name pid
-    for f in "$state"/pids/*.pid; do
-        [[ -e "$f" ]] || { echo "not running"; return 0; }
-        name="$(basename "$f" .pid)"
-        pid="$(cat "$f")"
-        if alive "$pid"; then echo "$name: running (pid $pid)"; else echo "$name: dead (pid $pid)"; fi
-    done
-}
-
-# wait_for WHAT SECONDS CMD...: retry CMD until it succeeds.
-wait_for() {
-    local what="$1" secs="$2" t0=$SECONDS
-    shift 2
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS - t0 < secs)) || die "$what not up after ${secs}s (logs: $state/logs/)"
-        sleep 0.5
-    done
-    log "$what up in $((SECONDS - t0)) s"
-}
+# Stop in reverse start order: the namespace holder, started first, goes last.
+down() { procs_stop_all; }
 
 pki() {
     local d="$state/pki"
@@ -193,7 +139,7 @@ EOF
 }
 
 up() {
-    if alive "$(netns_pid)"; then
+    if procs_alive "$(netns_pid)"; then
         die "already up (tools/e2e/cluster.sh down first); KUBECONFIG=$state/kubeconfig"
     fi
     local t0=$SECONDS
@@ -213,9 +159,10 @@ up() {
     pki
     E2E_STATE="$state" "$py" -m e2e.modules
 
-    # The namespace holder: `unshare` execs `sleep`, so $! is the process in the namespace.
-    unshare -n sleep infinity </dev/null >/dev/null 2>&1 &
-    echo $! >"$state/pids/netns.pid"
+    # The namespace holder: `unshare` execs `sleep`, so its pid is the process in the
+    # namespace. Every process started after it runs inside (nsenter execs the command).
+    start netns unshare -n sleep infinity
+    PROCS_PREFIX=(nsenter -t "$(netns_pid)" -n --)
     sleep 0.2
     in_ns ip link set lo up
     in_ns ip addr add "$WEBHOOK_IP/32" dev lo
@@ -241,14 +188,14 @@ up() {
         --enable-aggregator-routing=true \
         --profiling=false
     local k=(in_ns "$E2E_KUBECTL" --kubeconfig "$state/kubeconfig")
-    wait_for kube-apiserver 90 "${k[@]}" get --raw /readyz
+    procs_wait kube-apiserver 90 "${k[@]}" get --raw /readyz
     start kube-controller-manager "$E2E_KUBE_CONTROLLER_MANAGER" \
         --kubeconfig "$state/kubeconfig" --leader-elect=false \
         --controllers garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller \
         --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
         --bind-address 127.0.0.1 --secure-port 10257 --profiling=false
     start registry "$E2E_REGISTRY" -port "$REGISTRY_PORT"
-    wait_for registry 30 in_ns "$E2E_CRANE" catalog "127.0.0.1:$REGISTRY_PORT" --insecure
+    procs_wait registry 30 in_ns "$E2E_CRANE" catalog "127.0.0.1:$REGISTRY_PORT" --insecure
 
     # Crossplane core: init (its CRDs, the TLS CA and client certificate), then start.
     # The watch circuit breaker's burst (default 100 events per composite, refilled 1 a
@@ -288,7 +235,7 @@ up() {
         --webhook-port="$XP_WEBHOOK_PORT" --poll-interval=10s \
         --enable-dependency-version-upgrades \
         --circuit-breaker-burst="${E2E_CIRCUIT_BREAKER_BURST:-1000}"
-    wait_for crossplane 60 in_ns curl -sf "http://127.0.0.1:$XP_PROBE_PORT/readyz"
+    procs_wait crossplane 60 in_ns curl -sf "http://127.0.0.1:$XP_PROBE_PORT/readyz"
 
     # What a real install runs in pods: our functions, the package runtime, providers.
     local penv=(env KUBECONFIG="$state/kubeconfig" PYTHONPATH="$root" PYTHONUNBUFFERED=1 E2E_STATE="$state")
@@ -311,15 +258,15 @@ up() {
 case "${1:-}" in
 up) up ;;
 down) down ;;
-status) status ;;
+status) procs_status ;;
 exec)
     shift
-    alive "$(netns_pid)" || die "not up"
+    procs_alive "$(netns_pid)" || die "not up"
     in_ns env KUBECONFIG="$state/kubeconfig" PYTHONPATH="$root" "$@"
     ;;
 kubectl)
     shift
-    alive "$(netns_pid)" || die "not up"
+    procs_alive "$(netns_pid)" || die "not up"
     eval "$(bash "$here/build.sh" --env 2>/dev/null)"
     in_ns "$E2E_KUBECTL" --kubeconfig "$state/kubeconfig" "$@"
     ;;

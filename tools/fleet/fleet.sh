@@ -27,64 +27,17 @@ PK_METRICS=127.0.0.1:18080 PK_PROBE=127.0.0.1:18081 PK_WEBHOOK=19443
 KCM_CONTROLLERS=node-lifecycle-controller,deployment-controller,replicaset-controller,resourceclaim-controller,job-controller,statefulset-controller,garbage-collector-controller,pod-garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
 export FLEET_STATE="$state" E2E_STATE="$e2e_state"
 
-log() { printf '%s fleet: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-alive() { [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; }
+# Process supervision (start, probe, stop by pid file): tools/lib/procs.sh. Every process
+# runs in the control plane's network namespace (nsenter execs it: its pid is the process).
 netns_pid() { cat "$e2e_state/pids/netns.pid" 2>/dev/null || true; }
+PROCS_DIR="$state" PROCS_TAG=fleet PROCS_STOP_SECS=10 PROCS_PREFIX=(nsenter -t "$(netns_pid)" -n --)
+# shellcheck source=../lib/procs.sh
+source "$root/tools/lib/procs.sh"
+log() { procs_log "$@"; }
+die() { procs_die "$@"; }
 in_ns() { nsenter -t "$(netns_pid)" -n -- "$@"; }
-
-# start NAME CMD...: start CMD in the control plane's namespace; record its pid.
-start() {
-    local name="$1"
-    shift
-    nsenter -t "$(netns_pid)" -n -- "$@" </dev/null >"$state/logs/$name.log" 2>&1 &
-    echo $! >"$state/pids/$name.pid"
-    echo "$name" >>"$state/pids/order"
-}
-
-stop_pid() {
-    local name="$1" pid="$2" i
-    alive "$pid" || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do
-        alive "$pid" || return 0
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    log "killed $name (pid $pid)"
-}
-
-down() {
-    [[ -f "$state/pids/order" ]] || return 0
-    local name n=0
-    for name in $(tac "$state/pids/order"); do
-        [[ -f "$state/pids/$name.pid" ]] || continue
-        stop_pid "$name" "$(cat "$state/pids/$name.pid")"
-        rm -f "$state/pids/$name.pid"
-        n=$((n + 1))
-    done
-    rm -f "$state/pids/order"
-    log "stopped $n processes"
-}
-
-status() {
-    local f pid
-    for f in "$state"/pids/*.pid; do
-        [[ -e "$f" ]] || { echo "not running"; return 0; }
-        pid="$(cat "$f")"
-        if alive "$pid"; then echo "$(basename "$f" .pid): running (pid $pid)"
-        else echo "$(basename "$f" .pid): dead (pid $pid)"; fi
-    done
-}
-
-wait_for() {
-    local what="$1" secs="$2" t0=$SECONDS
-    shift 2
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS - t0 < secs)) || die "$what not up after ${secs}s (logs: $state/logs/)"
-        sleep 0.5
-    done
-}
+start() { procs_start "$@"; }
+down() { procs_stop_all; }
 
 # The KWOK Stages its module ships: nodes Ready with a lease heartbeat; pods Ready at
 # once, Jobs' pods complete, deleted pods go. Plus ours (tools/fleet/stages): Running pods
@@ -144,7 +97,7 @@ provider_tls() {
 }
 
 up() {
-    alive "$(netns_pid)" || die "the control plane is not up (tools/e2e/cluster.sh up first)"
+    procs_alive "$(netns_pid)" || die "the control plane is not up (tools/e2e/cluster.sh up first)"
     [[ -f "$state/pids/order" ]] && die "already up (tools/fleet/fleet.sh down first)"
     # The fake providers must leave Objects to the real provider-kubernetes.
     tr '\0' ' ' <"/proc/$(cat "$e2e_state/pids/providers.pid")/cmdline" | grep -q -- --real-kubernetes ||
@@ -171,7 +124,7 @@ up() {
     done <<<"$rows"
     while read -r row; do
         c="${row%% *}"
-        wait_for "$c kube-apiserver" 90 in_ns "$E2E_KUBECTL" --kubeconfig "$state/$c/kubeconfig" get --raw /readyz
+        procs_wait "$c-kube-apiserver" 90 in_ns "$E2E_KUBECTL" --kubeconfig "$state/$c/kubeconfig" get --raw /readyz
         # shellcheck disable=SC2086
         start_controllers $row
     done <<<"$rows"
@@ -187,7 +140,7 @@ up() {
         --poll=15s --sync=1h --enable-watches --max-reconcile-rate=10 \
         --metrics-bind-address="$PK_METRICS" --health-probe-bind-addr="$PK_PROBE" \
         --webhook-port="$PK_WEBHOOK"
-    wait_for provider-kubernetes 60 in_ns curl -sf "http://$PK_PROBE/readyz"
+    procs_wait provider-kubernetes 60 in_ns curl -sf "http://$PK_PROBE/readyz"
     in_ns "${penv[@]}" KUBECONFIG="$e2e_state/kubeconfig" "$py" -m e2e.fleet.setup register
     trap - EXIT
     log "up in $((SECONDS - t0)) s: $(echo "$rows" | wc -l) workload clusters; tools/fleet/fleet.sh kubectl CLUSTER get nodes"
@@ -196,7 +149,7 @@ up() {
 case "${1:-}" in
 up) up ;;
 down) down ;;
-status) status ;;
+status) procs_status ;;
 kubectl)
     [[ -n "${2:-}" ]] || die "usage: $0 kubectl CLUSTER ARGS..."
     c="$2"
