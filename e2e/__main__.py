@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from e2e.context import Context
 from e2e.kube import Kube
-from e2e.scenarios import SCENARIOS, Context, Scenario
+from e2e.scenarios import SCENARIOS, Scenario
 
 METRICS = "http://127.0.0.1:8080/metrics"  # Crossplane's, inside the stack's namespace
 

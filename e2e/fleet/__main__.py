@@ -16,8 +16,12 @@ from pathlib import Path
 
 from e2e.__main__ import run_all, wanted_scenarios
 from e2e.fleet import capacity_scenarios as capacity
+from e2e.fleet import deploy_scenarios as deploy
+from e2e.fleet import move_scenarios as moves
 from e2e.fleet import rollout_scenarios as rollouts
-from e2e.fleet import scenarios as fleet
+from e2e.fleet import selector_scenarios as selectors
+from e2e.fleet import sharing_scenarios as sharing
+from e2e.fleet.context import Fleet
 from e2e.kube import Kube
 from e2e.scenarios import Scenario
 
@@ -26,7 +30,7 @@ SCENARIOS = (
         "selectors",
         "our CEL against Kubernetes': each selector's verdict per cluster, ours from the "
         "ResourceSlices, theirs from kube-scheduler allocating a probe pod's claim",
-        fleet.selectors,  # type: ignore[arg-type]
+        selectors.selectors,  # type: ignore[arg-type]
     ),
     Scenario(
         "capacity-burst",
@@ -58,37 +62,37 @@ SCENARIOS = (
         "deploy",
         "the getting-started ModelDeployment on real workload clusters: pods Running on the "
         "pinned pool, devices allocated by kube-scheduler to our selector, endpoints, service",
-        fleet.deploy,  # type: ignore[arg-type]
+        deploy.deploy,  # type: ignore[arg-type]
     ),
     Scenario(
         "agreement",
         "scaled to the fleet's GPUs: every replica our scheduler placed, kube-scheduler allocated",
-        fleet.agreement,  # type: ignore[arg-type]
+        deploy.agreement,  # type: ignore[arg-type]
         ("deploy",),
     ),
     Scenario(
         "capacity",
         "one more: our scheduler reports the shortfall, no workload cluster has a Pending GPU pod",
-        fleet.capacity,  # type: ignore[arg-type]
+        deploy.capacity,  # type: ignore[arg-type]
         ("deploy",),
     ),
     Scenario(
         "sharing",
         "2-GPU pods on 4-GPU nodes: a capacity: Devices pool packs them to its devices, every "
         "placed pod Running with kube-scheduler's allocation; a pool without it, a node per pod",
-        fleet.sharing,  # type: ignore[arg-type]
+        sharing.sharing,  # type: ignore[arg-type]
     ),
     Scenario(
         "drain",
         "a NoExecute taint on the InferenceCluster: the replica moves, the service follows",
-        fleet.drain,  # type: ignore[arg-type]
+        moves.drain,  # type: ignore[arg-type]
         ("deploy",),
     ),
     Scenario(
         "cluster-lost",
         "a workload cluster's API server stopped: its replica is retained (docs) but not Ready "
         "(ClusterUnreachable), the ModelService routes to the survivor; restarted, it is back",
-        fleet.cluster_lost,  # type: ignore[arg-type]
+        moves.cluster_lost,  # type: ignore[arg-type]
         ("deploy",),
     ),
     Scenario(
@@ -114,7 +118,7 @@ def main() -> int:
     wanted = wanted_scenarios(SCENARIOS, __doc__)
     if wanted is None:
         return 0
-    ctx = fleet.Fleet.make(
+    ctx = Fleet.make(
         Kube(),
         Path(os.environ.get("E2E_STATE", "build/e2e")),
         Path(os.environ.get("FLEET_STATE", "build/fleet")),

@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from e2e.context import EXAMPLES, ML, MP
 from e2e.fleet import plan as fleet_plan
-from e2e.fleet.scenarios import (
+from e2e.fleet.context import (
     APPS,
     DEPLOYMENT,
     Fleet,
@@ -44,7 +45,6 @@ from e2e.fleet.scenarios import (
     pods_of,
 )
 from e2e.kube import Obj, condition_true, conditions, dig
-from e2e.scenarios import EXAMPLES, ML, MP
 
 SELECTOR = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("16Gi")) >= 0'
 PREFIX = "cap-"

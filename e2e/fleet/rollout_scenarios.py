@@ -20,9 +20,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from e2e.fleet.scenarios import Fleet, fits
+from e2e.context import ML, MP
+from e2e.fleet.context import Fleet, fits
 from e2e.kube import Obj, conditions, dig
-from e2e.scenarios import ML, MP
 
 REPLICAS = 3
 STRATEGY = {"maxSurge": 0, "maxUnavailable": 1}

@@ -14,7 +14,7 @@ from modelplane.domain.dra import cel
 from modelplane.domain.dra.device import Device
 
 from e2e.fleet import plan
-from e2e.fleet.scenarios import matching_per_node, pool_fits, slice_device
+from e2e.fleet.context import matching_per_node, pool_fits, slice_device
 
 ROOT = Path(__file__).resolve().parents[2]
 GETTING_STARTED = [
@@ -273,7 +273,7 @@ def test_a_file_that_is_not_yaml_is_named(tmp_path: Path) -> None:
 def test_what_our_scheduler_fits_on_a_pool_by_its_capacity(
     e2e_fleet: dict[str, plan.Cluster],
 ) -> None:
-    """What the e2e scenarios expect our scheduler to place (e2e/fleet/scenarios.py)."""
+    """What the e2e scenarios expect our scheduler to place (e2e/fleet/context.py)."""
     t4 = e2e_fleet["eks-us-east"].pools[1]
     v100 = e2e_fleet["eks-us-west"].pools[1]
     turing = ['device.attributes["gpu.nvidia.com"].architecture == "Turing"']
