@@ -14,6 +14,7 @@ from modelplane.domain.dra import cel
 from modelplane.domain.dra.device import Device
 
 from e2e.fleet import plan
+from e2e.fleet import rollout_scenarios as rollouts
 from e2e.fleet.context import matching_per_node, pool_fits, slice_device
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +51,7 @@ def test_e2e_fleet_is_the_first_two_clusters_with_the_added_pools(
     assert pools == {
         "eks-us-east": [
             ("gpu-l4", "l4-1x-g6", 1, "Nodes"),
+            ("gpu-l4-extra", "l4-1x-g6", 1, "Nodes"),
             ("gpu-t4-shared", "t4-4x-g4dn", 2, "Devices"),
         ],
         "eks-us-west": [
@@ -75,6 +77,7 @@ def test_nodes_carry_the_pool_label_and_the_gpu_taint(e2e_fleet: dict[str, plan.
     nodes = by_kind(plan.workload_objects(e2e_fleet["eks-us-east"]), "Node")
     assert sorted(nodes) == [
         "eks-us-east-gpu-l4-0",
+        "eks-us-east-gpu-l4-extra-0",
         "eks-us-east-gpu-t4-shared-0",
         "eks-us-east-gpu-t4-shared-1",
         "eks-us-east-system-0",
@@ -100,6 +103,7 @@ def test_each_pool_node_publishes_its_class_devices(e2e_fleet: dict[str, plan.Cl
     per_node = {s["spec"]["nodeName"]: s for s in slices.values()}
     assert sorted(per_node) == [
         "eks-us-east-gpu-l4-0",
+        "eks-us-east-gpu-l4-extra-0",
         "eks-us-east-gpu-t4-shared-0",
         "eks-us-east-gpu-t4-shared-1",
     ]
@@ -127,7 +131,7 @@ def test_each_pool_node_publishes_its_class_devices(e2e_fleet: dict[str, plan.Cl
             "capacity": {"memory": {"value": "23034Mi"}},
         }
     ]
-    pool = e2e_fleet["eks-us-east"].pools[1]
+    pool = pool_named(e2e_fleet, "eks-us-east", "gpu-t4-shared")
     assert pool.per_node(GPU) == 4
     assert pool.per_node("other.example.com") == 0
 
@@ -150,18 +154,23 @@ def test_the_device_class_selects_every_published_device(
     assert not cel.matches(selector["cel"]["expression"], other).matched
 
 
-def test_the_added_pools_are_out_of_the_getting_started_models_reach(
+def test_the_sharing_pools_are_out_of_the_getting_started_models_reach(
     e2e_fleet: dict[str, plan.Cluster],
 ) -> None:
-    """The other scenarios count on it: the model's >= 20Gi selector matches only the L4 and
-    L40S nodes, never the 4-GPU pools the sharing scenario uses."""
+    """The other scenarios count on it: the model's >= 20Gi selector matches only the L4
+    nodes (the getting-started one and the added one) and the L40S node, never the 4-GPU
+    pools the sharing scenario uses."""
     matched: Counter[str] = Counter()
     for cluster in e2e_fleet.values():
         for rs in by_kind(plan.workload_objects(cluster), "ResourceSlice").values():
             for d in rs["spec"]["devices"]:
                 if cel.matches(QWEN_SELECTOR, slice_device(rs["spec"]["driver"], d)).matched:
                     matched[rs["spec"]["nodeName"]] += 1
-    assert matched == {"eks-us-east-gpu-l4-0": 1, "eks-us-west-gpu-l40s-0": 1}
+    assert matched == {
+        "eks-us-east-gpu-l4-0": 1,
+        "eks-us-east-gpu-l4-extra-0": 1,
+        "eks-us-west-gpu-l40s-0": 1,
+    }
 
 
 FLEET = """
@@ -274,8 +283,8 @@ def test_what_our_scheduler_fits_on_a_pool_by_its_capacity(
     e2e_fleet: dict[str, plan.Cluster],
 ) -> None:
     """What the e2e scenarios expect our scheduler to place (e2e/fleet/context.py)."""
-    t4 = e2e_fleet["eks-us-east"].pools[1]
-    v100 = e2e_fleet["eks-us-west"].pools[1]
+    t4 = pool_named(e2e_fleet, "eks-us-east", "gpu-t4-shared")
+    v100 = pool_named(e2e_fleet, "eks-us-west", "gpu-v100")
     turing = ['device.attributes["gpu.nvidia.com"].architecture == "Turing"']
     assert matching_per_node(t4, turing) == 4
     assert matching_per_node(v100, turing) == 0
@@ -288,3 +297,27 @@ def test_what_our_scheduler_fits_on_a_pool_by_its_capacity(
     assert pool_fits(v100, volta, 1) == 1
     assert pool_fits(v100, turing, 1) == 0
     assert pool_fits(e2e_fleet["eks-us-east"].pools[0], [QWEN_SELECTOR], 1) == 1
+
+
+def test_the_fleet_has_room_for_the_rolling_update_scenarios(
+    e2e_fleet: dict[str, plan.Cluster],
+) -> None:
+    """rollout and bad-image run qwen-demo at three replicas (e2e/fleet/rollout_scenarios.py):
+    the L4 and L40S pools fit one each, the T4 and V100 ones (under 20Gi) none."""
+    fits = {
+        (c.name, p.name): pool_fits(p, [QWEN_SELECTOR], 1)
+        for c in e2e_fleet.values()
+        for p in c.pools
+    }
+    assert fits == {
+        ("eks-us-east", "gpu-l4"): 1,
+        ("eks-us-east", "gpu-l4-extra"): 1,
+        ("eks-us-east", "gpu-t4-shared"): 0,
+        ("eks-us-west", "gpu-l40s"): 1,
+        ("eks-us-west", "gpu-v100"): 0,
+    }
+    assert sum(fits.values()) == rollouts.REPLICAS
+
+
+def pool_named(fleet: dict[str, plan.Cluster], cluster: str, pool: str) -> plan.Pool:
+    return next(p for p in fleet[cluster].pools if p.name == pool)
