@@ -101,7 +101,6 @@ SCENARIOS = (
         "two Ready and routed to, at the end all three run the new image",
         rollouts.rollout,  # type: ignore[arg-type]
         ("deploy",),
-        optional="needs room for three qwen-demo replicas, which two clusters do not have",
     ),
     Scenario(
         "bad-image",
@@ -109,7 +108,6 @@ SCENARIOS = (
         "the other two keep serving the previous image",
         rollouts.bad_image,  # type: ignore[arg-type]
         ("deploy",),
-        optional="needs room for three qwen-demo replicas, which two clusters do not have",
     ),
 )
 
