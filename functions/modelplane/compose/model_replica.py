@@ -197,12 +197,39 @@ def _observed(
         conditions = {c.get("type"): c for c in kit.maps(found, "status", "conditions")}
         synced = conditions.get("Synced") or {}
         ready = conditions.get("Ready") or {}
+        is_ready = _truth(ready.get("status"))
+        if is_ready and item.workload and not _judged_current(found, item.resource, ready):
+            is_ready = False
         seen[item.key] = workload.Observed(
             synced=_truth(synced.get("status")),
-            ready=_truth(ready.get("status")),
+            ready=is_ready,
             message=str(synced.get("message") or ""),
         )
     return seen
+
+
+def _judged_current(
+    found: dict[str, object], desired: dict[str, object] | object, ready: dict[str, object]
+) -> bool:
+    """Tell whether an engine workload's Ready speaks of the pod template composed now.
+
+    Its Ready is the provider's verdict on what it last applied: in the reconcile that
+    changes the template (a rollout's update) it still speaks of the old pods, and until
+    the provider observes the change it stays stamped with the Object's old generation.
+    Counted then, a replica on a new template reads Ready before its pods restart, and a
+    rollout moves on while they do (fewer Ready than maxUnavailable allows). An Object
+    observed without its manifest (none does on a real cluster) is judged by Ready alone.
+    """
+    path = ("spec", "forProvider", "manifest", "spec", "template")
+    applied = kit.field(found, *path)
+    if applied is not None and applied != kit.field(desired, *path):  # type: ignore[arg-type]
+        return False
+    seen, generation = ready.get("observedGeneration"), kit.field(found, "metadata", "generation")
+    return (
+        not isinstance(seen, (int, float))
+        or not isinstance(generation, (int, float))
+        or (seen >= generation)
+    )
 
 
 def _truth(status: object) -> bool | None:
