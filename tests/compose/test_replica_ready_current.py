@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.compose.test_model_replica import KEYS, conditions, desired, object_state, run, xr
+from tests.compose.test_model_replica import KEYS, desired, object_state, run, xr
+from tests.requests import conditions
 
 WORKLOAD = "engine-llm-workload"
 

@@ -23,8 +23,9 @@ is missing or not Ready on the cluster, ``ModelReady`` says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -209,7 +210,7 @@ def _observed(
 
 
 def _judged_current(
-    found: dict[str, object], desired: dict[str, object] | object, ready: dict[str, object]
+    found: Mapping[str, Any], desired: Mapping[str, Any], ready: Mapping[str, Any]
 ) -> bool:
     """Tell whether an engine workload's Ready speaks of the pod template composed now.
 
@@ -222,7 +223,7 @@ def _judged_current(
     """
     path = ("spec", "forProvider", "manifest", "spec", "template")
     applied = kit.field(found, *path)
-    if applied is not None and applied != kit.field(desired, *path):  # type: ignore[arg-type]
+    if applied is not None and applied != kit.field(desired, *path):
         return False
     seen, generation = ready.get("observedGeneration"), kit.field(found, "metadata", "generation")
     return (
