@@ -21,7 +21,6 @@ from typing import Any
 
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
-from modelplane.domain.dra import _quantity as quantities
 from modelplane.domain.dra import cel
 from modelplane.domain.dra.device import Attribute, Device
 
@@ -86,15 +85,15 @@ def _device(raw: dict[str, Any]) -> Device | str:
 
 def _quantity(text: str, other: str | None) -> dict[str, Any]:
     try:
-        parsed = quantities.parse(text)
+        parsed = qty.parse(text)
     except qty.QuantityError as err:
         return {"verdict": "error", "error": str(err)}
     out: dict[str, Any] = {
         "verdict": "ok",
-        "canonical": quantities.canonical(parsed),
+        "canonical": qty.canonical(parsed),
         "sign": parsed.sign(),
     }
-    as_int = quantities.as_int64(parsed)
+    as_int = parsed.as_int64()
     if as_int is not None:
         out["integer"] = as_int
     approx = parsed.as_approximate_float()
@@ -102,7 +101,7 @@ def _quantity(text: str, other: str | None) -> dict[str, Any]:
         out["float"] = approx
     if other is not None:
         try:
-            out["compare"] = quantities.compare(parsed, quantities.parse(other))
+            out["compare"] = parsed.compare(qty.parse(other))
         except qty.QuantityError as err:
             return {"verdict": "error", "error": f"other: {err}"}
     return _ordered(out, ("verdict", "canonical", "sign", "integer", "float", "compare"))

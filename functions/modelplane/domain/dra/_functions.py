@@ -19,7 +19,6 @@ from modelplane.domain.dra import (
     _formats,
     _lists,
     _net,
-    _quantity,
     _regex,
     _strconv,
     _strings,
@@ -311,7 +310,7 @@ def _to_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        return QuantityValue(_quantity.parse(a))
+        return QuantityValue(qty.parse(a))
     except qty.QuantityError as err:
         raise EvalError(str(err)) from None
 
@@ -320,14 +319,14 @@ def _is_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        _quantity.parse(a)
+        qty.parse(a)
     except qty.QuantityError:
         return False
     return True
 
 
 def _as_integer(a: Any) -> Any:
-    value = _quantity.as_int64(_quantity_arg(a).quantity)
+    value = _quantity_arg(a).quantity.as_int64()
     if value is None:
         msg = "cannot convert value to integer"
         raise EvalError(msg)
@@ -345,7 +344,7 @@ def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
             raise v.no_overload()
         try:
             return left.plus(right, sign)
-        except _quantity.QuantityTooLargeError as err:
+        except qty.QuantityTooLargeError as err:
             raise EvalError(str(err)) from None
 
     return run
@@ -525,7 +524,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sign": lambda a: _quantity_arg(a).quantity.sign(),
     "asApproximateFloat": lambda a: _quantity_arg(a).quantity.as_approximate_float(),
     "asInteger": _as_integer,
-    "isInteger": lambda a: _quantity.as_int64(_quantity_arg(a).quantity) is not None,
+    "isInteger": lambda a: _quantity_arg(a).quantity.as_int64() is not None,
     "add": _quantity_math(1),
     "sub": _quantity_math(-1),
     "isGreaterThan": _ordered(lambda o: o == 1),

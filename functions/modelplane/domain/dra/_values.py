@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.domain import semver
-from modelplane.domain.dra import _quantity
 from modelplane.domain.dra._quantity import QuantityValue
 
 INT64_MAX = 2**63 - 1
@@ -192,7 +191,7 @@ def equal(left: Any, right: Any) -> Any:
     if isinstance(left, QuantityValue):
         if not isinstance(right, QuantityValue) or right.boxed:
             raise no_overload()
-        return _quantity.compare(left.quantity, right.quantity) == 0
+        return left.quantity.compare(right.quantity) == 0
     if isinstance(left, semver.Version):
         if not isinstance(right, semver.Version):
             raise no_overload()

@@ -305,7 +305,7 @@ def _activation(device: Device) -> dict[str, Any]:
     for key, text in device.capacity:
         domain, _, name = key.partition("/")
         try:
-            capacity.setdefault(domain, {})[name] = _quantity.QuantityValue(_quantity.parse(text))
+            capacity.setdefault(domain, {})[name] = _quantity.QuantityValue(qty.parse(text))
         except qty.QuantityError as err:
             msg = f"capacity {key}: {err}"
             raise ValueError(msg) from None
