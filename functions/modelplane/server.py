@@ -54,7 +54,7 @@ from modelplane import registry
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
 from modelplane.compose.model_deployment import wire
-from modelplane.domain.dra import cel
+from modelplane.domain import dra as cel
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
 """How deeply Kubernetes lets a JSON document nest: ``maxDepth`` of

@@ -19,10 +19,9 @@ import json
 import math
 from typing import Any
 
+from modelplane.domain import dra, semver
 from modelplane.domain import quantity as qty
-from modelplane.domain import semver
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.dra import Attribute, Device
 
 _KINDS = ("string", "bool", "int", "version")
 
@@ -46,8 +45,8 @@ def render(verdict: dict[str, Any]) -> str:
 
 def _selector(expression: str, device: dict[str, Any]) -> dict[str, Any]:
     try:
-        selector = cel.compile_selector(expression)
-    except cel.SelectorError as err:
+        selector = dra.compile_selector(expression)
+    except dra.SelectorError as err:
         failed: dict[str, Any] = {"verdict": "compile_error"}
         if err.cost is not None:
             failed["cost"] = err.cost
@@ -65,7 +64,7 @@ def _selector(expression: str, device: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _verdict_class(verdict: cel.Verdict) -> str:
+def _verdict_class(verdict: dra.Verdict) -> str:
     if verdict.error is not None:
         return "runtime_error"
     return "match" if verdict.matched else "no_match"

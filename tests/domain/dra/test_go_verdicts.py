@@ -12,9 +12,9 @@ import math
 import threading
 
 import pytest
+from modelplane.domain import dra as cel
 from modelplane.domain import quantity
-from modelplane.domain.dra import _strconv, cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.dra import Attribute, Device, _strconv
 from modelplane.dra import protocol
 
 NV = "gpu.nvidia.com"

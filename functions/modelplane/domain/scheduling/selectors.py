@@ -14,8 +14,8 @@ request gets the same placement on an idle machine and on a saturated one.
 
 from __future__ import annotations
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device
 
 CALL_COST_CEILING = 3 * cel.COST_LIMIT
 """Work one scheduling run may spend on distinct (selector, device) pairs: three

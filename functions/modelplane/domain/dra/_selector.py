@@ -47,8 +47,8 @@ from modelplane.domain.dra._budget import (
     call_deadline,
     check_call_deadline,
 )
+from modelplane.domain.dra._device import Device
 from modelplane.domain.dra._environment import FEATURE_GATES, KUBERNETES_VERSION
-from modelplane.domain.dra.device import Device
 
 __all__ = [
     "COST_LIMIT",
