@@ -14,6 +14,7 @@ from typing import Any
 
 from modelplane.domain import semver
 from modelplane.domain.dra import _ast as ast
+from modelplane.domain.dra import _call_costs, _regex_functions
 from modelplane.domain.dra import _functions as fn
 from modelplane.domain.dra import _values as v
 from modelplane.domain.dra._budget import CallBudget, OutOfTimeError
@@ -228,7 +229,7 @@ class _Planner:
             assert expr.target is not None
             args.insert(0, self.plan(expr.target))
         impl = self.implementation(expr, name, member)
-        return _strict_call(impl, args, fn.call_cost(name, self.overload(expr)))
+        return _strict_call(impl, args, _call_costs.call_cost(name, self.overload(expr)))
 
     def overload(self, expr: ast.Call) -> str:
         """The overload the checker resolved, or "" when several matched."""
@@ -259,7 +260,9 @@ class _Planner:
             ok, text = self.constant(pattern)
             if ok and isinstance(text, str):
                 try:
-                    return fn.with_pattern(name, fn.compile_pattern(text))
+                    return _regex_functions.with_pattern(
+                        name, _regex_functions.compile_pattern(text)
+                    )
                 except EvalError as err:
                     msg = f"program instantiation failed: {err}"
                     raise PlanError(msg) from err
@@ -345,7 +348,7 @@ class _Planner:
 
             return in_set
         container = self.plan(expr.args[1])
-        cost = fn.call_cost("@in", self.overload(expr))
+        cost = _call_costs.call_cost("@in", self.overload(expr))
 
         def run(frame: Frame) -> Any:
             value = element(frame)
@@ -449,7 +452,7 @@ class _Planner:
         return run
 
 
-def _strict_call(impl: Callable[..., Any], args: list[Eval], coster: fn.Coster) -> Eval:
+def _strict_call(impl: Callable[..., Any], args: list[Eval], coster: _call_costs.Coster) -> Eval:
     """A call that evaluates every argument first (an error argument is the result)."""
 
     def run(frame: Frame) -> Any:
