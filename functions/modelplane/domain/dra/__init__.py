@@ -11,22 +11,23 @@ docs/design/cel.md has the details.
 Verdict(matched=False, error=None, cost=7)
 """
 
-from modelplane.domain.dra._device import Attribute, AttributeKind, Device, qualify
-from modelplane.domain.dra._selector import (
-    COST_LIMIT,
-    FEATURE_GATES,
-    KUBERNETES_VERSION,
-    MAX_EXPRESSION_BYTES,
-    SHARED_MIN_COST,
+from modelplane.domain.dra._budget import (
     WORK_LIMIT,
     CallBudget,
     Cancelled,
+    call_deadline,
+    check_call_deadline,
+)
+from modelplane.domain.dra._device import Attribute, AttributeKind, Device, qualify
+from modelplane.domain.dra._environment import FEATURE_GATES, KUBERNETES_VERSION
+from modelplane.domain.dra._selector import (
+    COST_LIMIT,
+    MAX_EXPRESSION_BYTES,
+    SHARED_MIN_COST,
     Selector,
     SelectorError,
     Verdict,
     VerdictStore,
-    call_deadline,
-    check_call_deadline,
     clear_caches,
     compile_selector,
     matches,

@@ -438,7 +438,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "find": _regex_functions.find,
     "findAll": _regex_functions.find_all,
     # timestamps and durations
-    **{name: _time.getter(name) for name in _time.TIME_GETTERS},
+    **{name: _time.getter(name) for name in _types.TIME_GETTERS},
     # quantity and semver
     "quantity": _to_quantity,
     "isQuantity": _is_quantity,

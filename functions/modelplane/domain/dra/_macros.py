@@ -41,10 +41,7 @@ def _quantifier(macro: str, two_vars: bool) -> Expander:
         assert target is not None
         first, second = _iter_vars(parser, args) if two_vars else (_var_name(parser, args[0]), "")
         init, condition, step, result = _QUANTIFIER_PARTS[macro](parser, args[-1])
-        return ast.Comprehension(
-            parser.new_id(), first, target, ast.ACCUMULATOR, init, condition, step, result,
-            macro, second,
-        )  # fmt: skip
+        return _fold(parser, target, first, macro, init, condition, step, result, second)
 
     return expand
 
@@ -98,9 +95,10 @@ def _fold(
     condition: ast.Expr,
     step: ast.Expr,
     result: ast.Expr,
+    var2: str = "",
 ) -> ast.Expr:
     return ast.Comprehension(
-        parser.new_id(), var, target, ast.ACCUMULATOR, init, condition, step, result, macro
+        parser.new_id(), var, target, ast.ACCUMULATOR, init, condition, step, result, macro, var2
     )
 
 
@@ -166,10 +164,7 @@ def _fold2(
 ) -> ast.Expr:
     assert target is not None
     first, second = _iter_vars(parser, args)
-    return ast.Comprehension(
-        parser.new_id(), first, target, ast.ACCUMULATOR, init, condition, step, result, macro,
-        second,
-    )  # fmt: skip
+    return _fold(parser, target, first, macro, init, condition, step, result, second)
 
 
 def _transform(kind: str) -> Expander:

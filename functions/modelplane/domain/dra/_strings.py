@@ -32,14 +32,22 @@ def char_at(s: str, index: int) -> str:
     return s[index : index + 1]
 
 
-def index_of(s: str, sub: str, offset: int = 0) -> int:
+def _offset_answer(s: str, sub: str, offset: int) -> int | None:
+    """cel-go's answer for an empty substring or an offset out of the string, else None.
+
+    Raises:
+        EvalError: a negative offset.
+    """
     if sub == "":
         return offset
     if offset < 0:
         raise _out_of_range(offset)
-    if offset >= len(s):
-        return -1
-    return s.find(sub, offset)
+    return -1 if offset >= len(s) else None
+
+
+def index_of(s: str, sub: str, offset: int = 0) -> int:
+    answer = _offset_answer(s, sub, offset)
+    return s.find(sub, offset) if answer is None else answer
 
 
 def last_index_of(s: str, sub: str, offset: int | None = None) -> int:
@@ -49,12 +57,9 @@ def last_index_of(s: str, sub: str, offset: int | None = None) -> int:
         if len(s.encode()) < len(sub.encode()):
             return -1
         offset = len(s) - 1
-    if sub == "":
-        return offset
-    if offset < 0:
-        raise _out_of_range(offset)
-    if offset >= len(s):
-        return -1
+    answer = _offset_answer(s, sub, offset)
+    if answer is not None:
+        return answer
     start = min(offset, len(s) - len(sub))
     if start < 0:
         return -1
