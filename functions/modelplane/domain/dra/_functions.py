@@ -249,24 +249,13 @@ def _to_double(a: Any) -> Any:
 
 
 def _to_string(a: Any) -> Any:
-    if isinstance(a, bool):
-        return "true" if a else "false"
-    if isinstance(a, str):
-        return a
-    if isinstance(a, int):
-        return str(int(a))
-    if isinstance(a, float):
-        return v.format_double(a)
-    if isinstance(a, bytes):
-        try:
-            return a.decode("utf-8")
-        except UnicodeDecodeError:
-            msg = "invalid UTF-8 in bytes, cannot convert to string"
-            raise EvalError(msg) from None
-    if isinstance(a, v.Timestamp):
-        return _time.timestamp_string(a)
-    if isinstance(a, v.Duration):
-        return _time.duration_string(a)
+    try:
+        text = _strings.scalar_string(a)
+    except UnicodeDecodeError:
+        msg = "invalid UTF-8 in bytes, cannot convert to string"
+        raise EvalError(msg) from None
+    if text is not None:
+        return text
     if isinstance(a, (v.IP, v.CIDR)):
         return _net.to_string(a)
     raise v.no_overload()
