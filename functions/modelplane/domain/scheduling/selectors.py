@@ -1,7 +1,7 @@
 """The real DRA CEL engine for the scheduler, and the cost ceilings it keeps.
 
 Kubernetes bounds a selector by its CEL cost, not by time: one evaluation on one device
-may cost at most :data:`modelplane.domain.dra.cel.COST_LIMIT` units (what the API server
+may cost at most :data:`modelplane.domain.dra.COST_LIMIT` units (what the API server
 and the scheduler apply to DRA selectors), and running past it is an error of that
 claim, not a mismatch. This engine keeps that rule and two of its own, so that no
 request burns seconds of CPU in this interpreter (about 1.5 million units a second):
