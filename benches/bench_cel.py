@@ -7,8 +7,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain import dra
+from modelplane.domain.dra import Attribute, Device
 
 SELECTORS = [
     'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',
@@ -53,16 +53,16 @@ def main() -> None:
     for expression in SELECTORS:
 
         def cold(e: str = expression) -> None:
-            cel.clear_caches()
-            cel.compile_selector(e).evaluate(h100)
+            dra.clear_caches()
+            dra.compile_selector(e).evaluate(h100)
 
-        selector = cel.compile_selector(expression)
+        selector = dra.compile_selector(expression)
 
-        def warm_eval(s: cel.Selector = selector) -> None:
+        def warm_eval(s: dra.Selector = selector) -> None:
             s.clear()
             s.evaluate(h100)
 
-        def memoized(s: cel.Selector = selector) -> None:
+        def memoized(s: dra.Selector = selector) -> None:
             s.evaluate(h100)
 
         print(
@@ -74,10 +74,10 @@ def main() -> None:
     # Distinct objects with repeated content, as a fleet's pools are.
 
     def fleet() -> int:
-        return sum(cel.matches(e, d).matched for d in pools for e in SELECTORS)
+        return sum(dra.matches(e, d).matched for d in pools for e in SELECTORS)
 
     def fleet_cold() -> int:
-        cel.clear_caches()
+        dra.clear_caches()
         return fleet()
 
     print(f"  fleet 1000 pools x 4 selectors: cold {median_us(fleet_cold, 20) / 1000:.2f} ms, "

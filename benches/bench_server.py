@@ -35,8 +35,8 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane.compose import model_deployment as md
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Attribute, Device
 
 from benches import goclient
 from benches.bench_scheduler import MAX_MESSAGE, fleet_request, machine

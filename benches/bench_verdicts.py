@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 
 from modelplane import server
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device
 
 SELECTORS = {
     "cheap (11 units)": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',

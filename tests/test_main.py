@@ -401,7 +401,7 @@ _INSTRUMENTED = """
 import os, time
 from crossplane.function import response
 from modelplane import main, registry
-from modelplane.domain.dra import cel
+from modelplane.domain import dra as cel
 
 def compose(req, rsp):
     spin = req.observed.composite.resource["metadata"]["annotations"]["spin"]

@@ -19,8 +19,8 @@ from google.protobuf import json_format
 from modelplane import registry, server
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
+from modelplane.domain import dra as cel
 from modelplane.domain import naming
-from modelplane.domain.dra import cel
 
 from tests.requests import as_dict, request
 

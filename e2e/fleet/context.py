@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Attribute, Device
 
 from e2e.context import GATEWAY_API, ML, MP, Context
 from e2e.fleet import plan as fleet_plan

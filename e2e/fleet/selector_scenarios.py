@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device
 
 from e2e.fleet import plan as fleet_plan
 from e2e.fleet.context import RESOURCE, Fleet, pending, slice_device

@@ -9,7 +9,7 @@ Calls run on a pool of threads, not on the server's event loop: a slow call (a f
 a costly selector) never holds a cheap one back, and the loop keeps accepting calls.
 A call whose client deadline passes (or whose client gives up) stops at the next safe
 point (before and after composing, and at every selector evaluation loop; see
-``modelplane.domain.dra.cel.call_deadline``) and ends with DEADLINE_EXCEEDED.
+``modelplane.domain.dra.call_deadline``) and ends with DEADLINE_EXCEEDED.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from modelplane import registry
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
 from modelplane.compose.model_deployment import wire
-from modelplane.domain.dra import cel
+from modelplane.domain import dra as cel
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
 """How deeply Kubernetes lets a JSON document nest: ``maxDepth`` of

@@ -16,7 +16,7 @@ from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment import fleet, rolling
 from modelplane.dev import render
 from modelplane.domain import naming
-from modelplane.domain.dra.device import Attribute
+from modelplane.domain.dra import Attribute
 from modelplane.models.modeldeployment import ModelDeployment
 
 from tests.requests import conditions, request

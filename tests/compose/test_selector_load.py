@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.domain.dra import cel
+from modelplane.domain import dra as cel
 
 from tests.compose.test_model_deployment import (
     call,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.dra import Attribute, Device
 from modelplane.domain.scheduler import CelSelectors, schedule
 from modelplane.domain.scheduling.fit import Selectors
 from modelplane.domain.scheduling.fleet import (

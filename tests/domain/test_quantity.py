@@ -95,3 +95,22 @@ def test_add_and_sub_are_exact() -> None:
 def test_approximate_float_follows_go() -> None:
     assert quantity.parse("1.5Gi").as_approximate_float() == 1610612736.0
     assert quantity.parse("1n").as_approximate_float() == 1e-09
+
+
+def test_equal_values_hash_alike_whatever_their_form() -> None:
+    """Equality is by value (the int64 and inf.Dec forms, any scale), so hashing is too."""
+    forms = {quantity.parse("1"), quantity.parse("1000m"), quantity.parse("0.001k")}
+    assert len(forms) == 1
+    zero_dec = quantity.Quantity(0, -9, False, "DecimalSI")
+    assert zero_dec == quantity.parse("0")
+    assert hash(zero_dec) == hash(quantity.parse("0"))
+
+
+def test_any_exponent_go_accepts_parses_and_compares_without_huge_numbers() -> None:
+    """One parser for the whole project: the fleet reader accepts what ParseQuantity does."""
+    huge = quantity.parse("1e2147483647")
+    assert huge.compare(quantity.parse("1")) == 1
+    assert quantity.parse("1e-2147483647").compare(quantity.parse("0")) == 1
+    assert quantity.parse("1" + "0" * 5000).compare(quantity.parse("1e5000")) == 0
+    with pytest.raises(quantity.QuantityTooLargeError):
+        quantity.parse("1e1000001").add(quantity.parse("1"))

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device
 
 from e2e.fleet import plan
 from e2e.fleet import rollout_scenarios as rollouts

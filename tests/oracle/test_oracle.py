@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from modelplane.domain.dra import cel
+from modelplane.domain import dra as cel
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent

@@ -19,11 +19,9 @@ import json
 import math
 from typing import Any
 
+from modelplane.domain import dra, semver
 from modelplane.domain import quantity as qty
-from modelplane.domain import semver
-from modelplane.domain.dra import _quantity as quantities
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.dra import Attribute, Device
 
 _KINDS = ("string", "bool", "int", "version")
 
@@ -47,8 +45,8 @@ def render(verdict: dict[str, Any]) -> str:
 
 def _selector(expression: str, device: dict[str, Any]) -> dict[str, Any]:
     try:
-        selector = cel.compile_selector(expression)
-    except cel.SelectorError as err:
+        selector = dra.compile_selector(expression)
+    except dra.SelectorError as err:
         failed: dict[str, Any] = {"verdict": "compile_error"}
         if err.cost is not None:
             failed["cost"] = err.cost
@@ -66,7 +64,7 @@ def _selector(expression: str, device: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _verdict_class(verdict: cel.Verdict) -> str:
+def _verdict_class(verdict: dra.Verdict) -> str:
     if verdict.error is not None:
         return "runtime_error"
     return "match" if verdict.matched else "no_match"
@@ -86,15 +84,15 @@ def _device(raw: dict[str, Any]) -> Device | str:
 
 def _quantity(text: str, other: str | None) -> dict[str, Any]:
     try:
-        parsed = quantities.parse(text)
+        parsed = qty.parse(text)
     except qty.QuantityError as err:
         return {"verdict": "error", "error": str(err)}
     out: dict[str, Any] = {
         "verdict": "ok",
-        "canonical": quantities.canonical(parsed),
+        "canonical": qty.canonical(parsed),
         "sign": parsed.sign(),
     }
-    as_int = quantities.as_int64(parsed)
+    as_int = parsed.as_int64()
     if as_int is not None:
         out["integer"] = as_int
     approx = parsed.as_approximate_float()
@@ -102,7 +100,7 @@ def _quantity(text: str, other: str | None) -> dict[str, Any]:
         out["float"] = approx
     if other is not None:
         try:
-            out["compare"] = quantities.compare(parsed, quantities.parse(other))
+            out["compare"] = parsed.compare(qty.parse(other))
         except qty.QuantityError as err:
             return {"verdict": "error", "error": f"other: {err}"}
     return _ordered(out, ("verdict", "canonical", "sign", "integer", "float", "compare"))

@@ -8,8 +8,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from modelplane.domain.dra import _budget, cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device, _budget, _selector
 from modelplane.domain.scheduler import schedule
 from modelplane.domain.scheduling.fleet import ExistingReplica
 from modelplane.domain.scheduling.placement import CostlySelector
@@ -81,7 +81,8 @@ def test_a_run_past_kubernetes_cost_limit_is_cel_gos_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     selector = cel.compile_selector(NESTED)
-    monkeypatch.setattr(cel, "COST_LIMIT", 10_000)  # the runtime limit, as cel-go applies it
+    # the runtime limit, as cel-go applies it (read where the evaluator reads it)
+    monkeypatch.setattr(_selector, "COST_LIMIT", 10_000)
     verdict = selector.evaluate(gpu())
     assert verdict.over_limit
     assert not verdict.over_work

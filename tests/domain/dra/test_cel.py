@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from modelplane.domain.dra import _eval, _regex, _values, cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Attribute, Device, _eval, _regex, _values
 
 MEM = 'device.capacity["gpu.nvidia.com"].memory'
 

@@ -12,8 +12,9 @@ import math
 import threading
 
 import pytest
-from modelplane.domain.dra import _quantity, _strconv, cel
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain import dra as cel
+from modelplane.domain import quantity
+from modelplane.domain.dra import Attribute, Device, _strconv
 from modelplane.dra import protocol
 
 NV = "gpu.nvidia.com"
@@ -81,9 +82,9 @@ def test_protocol_compares_fractions() -> None:
      ("1e-100000", "1n"), ("123456789012345678901e10001", "1e10021")],
 )  # fmt: skip
 def test_compare_is_an_exact_total_order(a: str, b: str) -> None:
-    x, y = _quantity.parse(a), _quantity.parse(b)
-    assert _quantity.compare(x, y) == -_quantity.compare(y, x)
-    assert _quantity.compare(x, x) == 0
+    x, y = quantity.parse(a), quantity.parse(b)
+    assert x.compare(y) == -y.compare(x)
+    assert x.compare(x) == 0
 
 
 # -- 1b. Kubernetes' quantity library mutates the quantities it is given ---------------------

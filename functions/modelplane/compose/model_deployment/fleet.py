@@ -52,7 +52,7 @@ from google.protobuf.message import DecodeError
 from modelplane.compose.model_deployment import lazy
 from modelplane.domain import naming, semver
 from modelplane.domain import quantity as qty
-from modelplane.domain.dra.device import Attribute, Device
+from modelplane.domain.dra import Attribute, Device
 from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.fleet import (
     CAPACITIES,

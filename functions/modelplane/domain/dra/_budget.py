@@ -16,9 +16,11 @@ import math
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from modelplane.domain.dra._values import CostExceededError
+
+_T = TypeVar("_T")
 
 
 class Cancelled(BaseException):  # named like asyncio.CancelledError's kin
@@ -57,13 +59,18 @@ _CURRENT: ContextVar[CallBudget] = ContextVar("modelplane_call_budget", default=
 
 
 @contextlib.contextmanager
-def call_deadline(budget: CallBudget) -> Iterator[CallBudget]:
-    """Run the block (in this thread or context) under ``budget``."""
-    token = _CURRENT.set(budget)
+def _ambient(var: ContextVar[Any], value: _T) -> Iterator[_T]:
+    """Set ``var`` to ``value`` for the block (in this thread or context)."""
+    token = var.set(value)
     try:
-        yield budget
+        yield value
     finally:
-        _CURRENT.reset(token)
+        var.reset(token)
+
+
+def call_deadline(budget: CallBudget) -> contextlib.AbstractContextManager[CallBudget]:
+    """Run the block (in this thread or context) under ``budget``."""
+    return _ambient(_CURRENT, budget)
 
 
 def current() -> CallBudget:
@@ -114,14 +121,9 @@ class WorkMeter:
 _METER: ContextVar[WorkMeter | None] = ContextVar("modelplane_work_meter", default=None)
 
 
-@contextlib.contextmanager
-def metered(meter: WorkMeter) -> Iterator[WorkMeter]:
+def metered(meter: WorkMeter) -> contextlib.AbstractContextManager[WorkMeter]:
     """Count the automaton steps of the block (one evaluation) on ``meter``."""
-    token = _METER.set(meter)
-    try:
-        yield meter
-    finally:
-        _METER.reset(token)
+    return _ambient(_METER, meter)
 
 
 def spend(steps: int) -> None:

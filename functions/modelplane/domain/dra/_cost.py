@@ -8,123 +8,13 @@ does when it rejects a selector as too complex. Only the maximum matters to us.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from modelplane.domain.dra import _ast as ast
+from modelplane.domain.dra import _cost_sizes as sz
 from modelplane.domain.dra import _types as t
 from modelplane.domain.dra._checker import FREE, Checked
-
-MAX = 2**64 - 1
-Range = tuple[int, int]
-UNKNOWN: Range = (0, MAX)
-
-
-def _add(a: Range, b: Range) -> Range:
-    return (min(a[0] + b[0], MAX), min(a[1] + b[1], MAX))
-
-
-def _mul(a: Range, b: Range) -> Range:
-    return (min(a[0] * b[0], MAX), min(a[1] * b[1], MAX))
-
-
-def _factor(a: Range, factor: float) -> Range:
-    return (_scale(a[0], factor), _scale(a[1], factor))
-
-
-def _scale(x: int, factor: float) -> int:
-    if x > 0 and factor > 0 and float(x) > MAX / factor:
-        return MAX
-    value = math.ceil(float(x) * factor)
-    return MAX if value >= 2.0**64 else value
-
-
-def _union(a: Range, b: Range) -> Range:
-    return (min(a[0], b[0]), max(a[1], b[1]))
-
-
-@dataclass
-class _Decl:
-    """A node of Kubernetes' declared device type, for size estimates."""
-
-    max_elements: int
-    fields: dict[str, _Decl] = field(default_factory=dict)
-    key: _Decl | None = None
-    elem: _Decl | None = None
-
-
-_ATTRIBUTE = _Decl(64)
-_ID = _Decl(32)
-_DOMAIN = _Decl(63)
-_INNER_ATTRIBUTES = _Decl(32, key=_ID, elem=_ATTRIBUTE)
-_INNER_CAPACITY = _Decl(32, key=_ID, elem=_Decl(0))
-# Kubernetes estimates with its newest device type whatever the feature gates say.
-_DEVICE = _Decl(
-    0,
-    fields={
-        "driver": _Decl(63),
-        "allowMultipleAllocations": _Decl(1),
-        "attributes": _Decl(32, key=_DOMAIN, elem=_INNER_ATTRIBUTES),
-        "capacity": _Decl(32, key=_DOMAIN, elem=_INNER_CAPACITY),
-    },
-)
-
-
-def _device_size(path: list[str] | None) -> Range | None:
-    """Kubernetes DRA's sizeEstimator: the declared maximum along a path from ``device``."""
-    if not path or path[0] != "device":
-        return None
-    node = _DEVICE
-    for name in path[1:]:
-        if name in ("@items", "@values"):
-            if node.elem is None:
-                return None
-            node = node.elem
-        elif name == "@keys":
-            if node.key is None:
-                return None
-            node = node.key
-        elif name in node.fields:
-            node = node.fields[name]
-        elif node.elem is _ATTRIBUTE:
-            node = _ATTRIBUTE
-        else:
-            return None
-    return (0, node.max_elements)
-
-
-class GoPath:
-    """A Go ``[]string`` path: appends share the backing array while it has room.
-
-    cel-go builds attribute paths with ``append`` on shared slices, so appending two
-    suffixes to one path (a two-variable comprehension's key and value) can overwrite
-    the first; the estimate depends on it, so we keep Go's slice semantics.
-    """
-
-    __slots__ = ("array", "length")
-
-    def __init__(self, array: list[str], length: int) -> None:
-        self.array = array
-        self.length = length
-
-    @classmethod
-    def of(cls, name: str) -> GoPath:
-        return cls([name], 1)
-
-    def append(self, item: str) -> GoPath:
-        if self.length < len(self.array):
-            self.array[self.length] = item
-            return GoPath(self.array, self.length + 1)
-        needed = self.length + 1
-        capacity = needed if needed > 2 * len(self.array) else 2 * len(self.array)
-        array = self.array[: self.length] + [item] + [""] * (capacity - needed)
-        return GoPath(array, needed)
-
-    def items(self) -> list[str]:
-        return self.array[: self.length]
-
-
-def _append(path: GoPath | None, item: str) -> GoPath:
-    return path.append(item) if path is not None else GoPath.of(item)
+from modelplane.domain.dra._cost_sizes import MAX, UNKNOWN, GoPath, Range
 
 
 @dataclass
@@ -173,7 +63,7 @@ class _Coster:
         literal = _literal_size(expr)
         if literal is not None:
             return literal
-        declared = _device_size(self.path_items(expr))
+        declared = sz.device_size(self.path_items(expr))
         if declared is not None:
             self.sizes[expr.id] = declared
             return declared
@@ -223,15 +113,15 @@ class _Coster:
         total = self.cost(expr.operand)
         operand = self.type_of(expr.operand)
         if operand.kind in ("map", "object", "param"):
-            total = _add(total, (1, 1))
-        self.paths[expr.id] = _append(self.path(expr.operand), expr.field)
+            total = sz.add(total, (1, 1))
+        self.paths[expr.id] = sz.append(self.path(expr.operand), expr.field)
         return total
 
     def call(self, expr: ast.Call) -> Range:
         name = self.checked.functions.get(expr.id, expr.function)
         if name == "dyn":
             arg = expr.args[0]
-            unwrapped = _add((1, 1), self.cost(arg))
+            unwrapped = sz.add((1, 1), self.cost(arg))
             self._copy(expr, arg)
             return unwrapped
         args = list(expr.args)
@@ -244,19 +134,19 @@ class _Coster:
         result_size: Range | None = None
         for overload in self.checked.overloads.get(expr.id, []):
             cost, size = self.function_cost(expr, name, overload.id, target, args, arg_costs)
-            fn_cost = cost if fn_cost is None else _union(fn_cost, cost)
+            fn_cost = cost if fn_cost is None else sz.union(fn_cost, cost)
             if size is not None:
-                result_size = size if result_size is None else _union(result_size, size)
+                result_size = size if result_size is None else sz.union(result_size, size)
             if overload.id in ("index_list", "index_map"):
                 entry = self.entry(args[0])
                 result_size = entry.val if entry else None
                 suffix = "@items" if overload.id == "index_list" else "@values"
-                self.paths[expr.id] = _append(self.path(args[0]), suffix)
+                self.paths[expr.id] = sz.append(self.path(args[0]), suffix)
             if result_size is None:
                 result_size = self.size(expr)
         if result_size is not None:
             self.sizes[expr.id] = result_size
-        return _add(total, fn_cost or (0, 0))
+        return sz.add(total, fn_cost or (0, 0))
 
     def function_cost(
         self,
@@ -269,11 +159,11 @@ class _Coster:
     ) -> tuple[Range, Range | None]:
         arg_sum: Range = (0, 0)
         for c in arg_costs:
-            arg_sum = _add(arg_sum, c)
+            arg_sum = sz.add(arg_sum, c)
         for estimator in (self.extension_cost, self.kubernetes_cost):
             found = estimator(name, overload, target, args)
             if found is not None:
-                return _add(found[0], arg_sum), found[1]
+                return sz.add(found[0], arg_sum), found[1]
         return self.standard_cost(expr, overload, target, args, arg_costs, arg_sum)
 
     def extension_cost(
@@ -284,8 +174,8 @@ class _Coster:
             return None
         if overload.startswith("list_sets_") and len(args) == 2:
             factor = 2.0 if overload == "list_sets_equivalent_list" else 1.0
-            product = _mul(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
-            return _add(_factor(product, factor), (1, 1)), None
+            product = sz.mul(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
+            return sz.add(sz.factor(product, factor), (1, 1)), None
         if name == "lists.range" and target is None and len(args) == 1:
             count = _literal_int(args[0], MAX)
             return _allocating(1.0, (count, count))
@@ -302,7 +192,7 @@ class _Coster:
             depth = _literal_int(args[0], MAX) if args else 1
             return _allocating(float(depth), size)
         if overload == "list_distinct" and not args:
-            return _allocating(2.0, _mul(size, size))
+            return _allocating(2.0, sz.mul(size, size))
         if overload.endswith("_sort") and not args:
             return self.sort_cost(target, overload)
         if overload.endswith("_sortByAssociatedKeys") and len(args) == 1:
@@ -312,7 +202,7 @@ class _Coster:
     def sort_cost(self, keys: ast.Expr, overload: str) -> tuple[Range, Range]:
         size = self.size_or_unknown(keys)
         factor = 2.1 if overload.split("_")[1] in ("string", "bytes") else 2.0
-        return _allocating(factor, _mul(size, size))
+        return _allocating(factor, sz.mul(size, size))
 
     def kubernetes_cost(
         self, name: str, overload: str, target: ast.Expr | None, args: list[ast.Expr]
@@ -327,20 +217,20 @@ class _Coster:
         if name in ("fieldSelector", "labelSelector") and len(args) == 1:
             return _selector_cost(self.size_or_unknown(args[0])), None
         if name in _STRING_ARGUMENT and args:
-            return _factor(self.size_or_unknown(args[0]), 0.1), None
+            return sz.factor(self.size_or_unknown(args[0]), 0.1), None
         if name == "ip" and (overload == "cidr_ip" or args):
             if overload == "cidr_ip":
                 return (1, 1), None
-            return _factor(self.size_or_unknown(args[0]), 0.1), None
+            return sz.factor(self.size_or_unknown(args[0]), 0.1), None
         if name == "ip.isCanonical" and args:
-            return _factor(self.size_or_unknown(args[0]), 0.2), None
+            return sz.factor(self.size_or_unknown(args[0]), 0.2), None
         if name in ("containsIP", "containsCIDR") and args:
             return self.contains_cost(name, overload, args), None
         if name == "url" and len(args) == 1:
             size = self.size_or_unknown(args[0])
-            return _factor(size, 0.1), size
+            return sz.factor(size, 0.1), size
         if name == "validate" and args:
-            return _factor(_factor(self.size_or_unknown(args[0]), 0.1), 128 * 0.25), None
+            return sz.factor(sz.factor(self.size_or_unknown(args[0]), 0.1), 128 * 0.25), None
         if target is None:
             return self.kubernetes_equality(name, args)
         return self.kubernetes_member_cost(name, target, args)
@@ -352,26 +242,26 @@ class _Coster:
         if name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
             element = self.list_element(target)
             if element is None:
-                return _factor(size, 0.1), None
+                return sz.factor(size, 0.1), None
             element_cost: Range = (1, 1)
             if element[0] in ("string", "bytes"):
-                element_cost = _add(element_cost, _factor(element[1], 0.1))
-            return _mul(size, element_cost), None
+                element_cost = sz.add(element_cost, sz.factor(element[1], 0.1))
+            return sz.mul(size, element_cost), None
         if name in ("lowerAscii", "upperAscii", "substring", "trim"):
-            return _factor(size, 0.1), size
+            return sz.factor(size, 0.1), size
         if name == "split":
             top = size[1]
             if len(args) > 1 and isinstance(args[1], ast.Literal) and args[1].kind == "int":
                 top = args[1].value % 2**64
-            return _factor(size, 0.2), (0, top)
+            return sz.factor(size, 0.2), (0, top)
         if name == "replace" and len(args) >= 2:
             return self.replace_cost(target, args)
         if name == "join":
             return self.join_cost(target, args)
         if name in ("find", "findAll") and args:
-            text = _factor(_add(size, (1, 1)), 0.1)
-            regex = _factor(self.size_or_unknown(args[0]), 0.25)
-            return _mul(text, regex), (0, size[1])
+            text = sz.factor(sz.add(size, (1, 1)), 0.1)
+            regex = sz.factor(self.size_or_unknown(args[0]), 0.25)
+            return sz.mul(text, regex), (0, size[1])
         return None
 
     def kubernetes_equality(
@@ -389,19 +279,19 @@ class _Coster:
         ):
             return (1, 1), None
         if left == t.FORMAT:
-            return _factor((1, 64), 0.1), None
+            return sz.factor((1, 64), 0.1), None
         if left == t.URL:
             size = self.size(args[1]) or (1, 1)
-            return _factor((1, size[1]), 0.1), None
+            return sz.factor((1, size[1]), 0.1), None
         return None
 
     def contains_cost(self, name: str, overload: str, args: list[ast.Expr]) -> Range:
         address: Range = (4, 16)
-        cost = _factor(_add(address, address), 0.1)
+        cost = sz.factor(sz.add(address, address), 0.1)
         if name == "containsCIDR":
-            cost = _add(_add(cost, _factor(address, 0.1)), (1, 1))
+            cost = sz.add(sz.add(cost, sz.factor(address, 0.1)), (1, 1))
         if overload.endswith("_string"):
-            cost = _add(cost, _factor(self.size_or_unknown(args[0]), 0.1))
+            cost = sz.add(cost, sz.factor(self.size_or_unknown(args[0]), 0.1))
         return cost
 
     def list_element(self, target: ast.Expr) -> tuple[str, Range] | None:
@@ -420,7 +310,7 @@ class _Coster:
             "google.protobuf.Duration",
         ):
             return element.kind, (1, 1)
-        declared = _device_size([*path, "@items"]) if path is not None else None
+        declared = sz.device_size([*path, "@items"]) if path is not None else None
         return element.kind, declared or UNKNOWN
 
     def replace_cost(self, target: ast.Expr, args: list[ast.Expr]) -> tuple[Range, Range]:
@@ -439,17 +329,17 @@ class _Coster:
             count_min, retained_min = 0, size[0]
         else:
             count_min, retained_min = math.ceil(size[0] / old[1]), 0
-        result = _add(_mul((count_min, count_max), new), (retained_min, retained_max))
-        return _factor(size, 0.2), result
+        result = sz.add(sz.mul((count_min, count_max), new), (retained_min, retained_max))
+        return sz.factor(size, 0.2), result
 
     def join_cost(self, target: ast.Expr, args: list[ast.Expr]) -> tuple[Range, Range]:
         list_size = self.size_or_unknown(target)
         element = self.list_element_size(target)
-        size: Range = _mul(list_size, element) if element is not None else (0, 0)
+        size: Range = sz.mul(list_size, element) if element is not None else (0, 0)
         if args:
             separators = (max(list_size[0] - 1, 0), max(list_size[1] - 1, 0))
-            size = _add(size, _mul(self.size_or_unknown(args[0]), separators))
-        return _factor(size, 0.1), size
+            size = sz.add(size, sz.mul(self.size_or_unknown(args[0]), separators))
+        return sz.factor(size, 0.1), size
 
     def list_element_size(self, target: ast.Expr) -> Range | None:
         element = self.list_element(target)
@@ -466,7 +356,7 @@ class _Coster:
     ) -> tuple[Range, Range | None]:
         """cel-go's own ``functionCost`` fallbacks."""
         if overload == "string_format" and target is not None:
-            return _add(_factor(self.size_or_unknown(target), 0.1), arg_sum), None
+            return sz.add(sz.factor(self.size_or_unknown(target), 0.1), arg_sum), None
         if overload in ("string_to_bytes", "bytes_to_string", "strings_quote") and args:
             size = self.size_or_unknown(args[0])
             # cel-go computes these sizes with plain uint64 arithmetic, which wraps.
@@ -475,67 +365,67 @@ class _Coster:
                 "bytes_to_string": (size[0] // 4, size[1]),
                 "strings_quote": ((size[0] + 2) % 2**64, (size[1] * 2 + 2) % 2**64),
             }[overload]
-            return _add(_factor(size, 0.1), arg_sum), result
+            return sz.add(sz.factor(size, 0.1), arg_sum), result
         if overload == "matches_string" and target is not None and len(args) == 1:
-            text = _factor(_add(self.size_or_unknown(target), (1, 1)), 0.1)
-            regex = _factor(self.size_or_unknown(args[0]), 0.25)
-            return _add(_mul(text, regex), arg_sum), None
+            text = sz.factor(sz.add(self.size_or_unknown(target), (1, 1)), 0.1)
+            regex = sz.factor(self.size_or_unknown(args[0]), 0.25)
+            return sz.add(sz.mul(text, regex), arg_sum), None
         if overload in ("starts_with_string", "ends_with_string") and len(args) == 1:
-            return _add(_factor(self.size_or_unknown(args[0]), 0.1), arg_sum), None
+            return sz.add(sz.factor(self.size_or_unknown(args[0]), 0.1), arg_sum), None
         if overload == "in_list" and len(args) == 2:
-            return _add(self.size_or_unknown(args[1]), arg_sum), None
+            return sz.add(self.size_or_unknown(args[1]), arg_sum), None
         if overload == "contains_string" and target is not None and len(args) == 1:
-            first = _factor(self.size_or_unknown(target), 0.1)
-            second = _factor(self.size_or_unknown(args[0]), 0.1)
-            return _add(_mul(first, second), arg_sum), None
+            first = sz.factor(self.size_or_unknown(target), 0.1)
+            second = sz.factor(self.size_or_unknown(args[0]), 0.1)
+            return sz.add(sz.mul(first, second), arg_sum), None
         if overload in ("logical_or", "logical_and"):
             left, right = arg_costs
-            return (left[0], _add(left, right)[1]), None
+            return (left[0], sz.add(left, right)[1]), None
         if overload == "conditional":
-            size = _union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
+            size = sz.union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
             self.union_entries(expr, args[1], args[2])
-            return _add(arg_costs[0], _union(arg_costs[1], arg_costs[2])), size
+            return sz.add(arg_costs[0], sz.union(arg_costs[1], arg_costs[2])), size
         if overload in ("add_string", "add_bytes", "add_list") and len(args) == 2:
-            result = _add(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
+            result = sz.add(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
             self.union_entries(expr, args[0], args[1])
             if overload == "add_list":
-                return _add((1, 1), arg_sum), result
-            return _add(_factor(result, 0.1), arg_sum), result
+                return sz.add((1, 1), arg_sum), result
+            return sz.add(sz.factor(result, 0.1), arg_sum), result
         if overload in _SIZED_COMPARISONS:
             left, right = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
             smallest = min(left[1], right[1])
-            return _add(_factor((1 if smallest > 0 else 0, smallest), 0.1), arg_sum), None
-        return _add((1, 1), arg_sum), None
+            return sz.add(sz.factor((1 if smallest > 0 else 0, smallest), 0.1), arg_sum), None
+        return sz.add((1, 1), arg_sum), None
 
     def union_entries(self, expr: ast.Expr, left: ast.Expr, right: ast.Expr) -> None:
         """cel-go's ``entrySizeEstimate.union``: both sides must be known."""
         first, second = self.entry(left), self.entry(right)
         if first is not None and second is not None:
-            key, val = _union(first.key, second.key), _union(first.val, second.val)
+            key, val = sz.union(first.key, second.key), sz.union(first.val, second.val)
             self.entries[expr.id] = _Entry(first.kind, key, val)
 
     def list_literal(self, expr: ast.ListExpr) -> Range:
         total: Range = (0, 0)
         item: Range = (0, 0) if not expr.elements else (MAX, 0)
         for element in expr.elements:
-            total = _add(total, self.cost(element))
-            item = _union(item, self.size_or_unknown(element))
+            total = sz.add(total, self.cost(element))
+            item = sz.union(item, self.size_or_unknown(element))
         self.entries[expr.id] = _Entry("list", (1, 1), item)
-        return _add(total, (10, 10))
+        return sz.add(total, (10, 10))
 
     def map_literal(self, expr: ast.MapExpr) -> Range:
         total: Range = (0, 0)
         keys: Range = (0, 0) if not expr.entries else (MAX, 0)
         vals = keys
         for key, value in expr.entries:
-            total = _add(_add(total, self.cost(key)), self.cost(value))
-            keys = _union(keys, self.size_or_unknown(key))
-            vals = _union(vals, self.size_or_unknown(value))
+            total = sz.add(sz.add(total, self.cost(key)), self.cost(value))
+            keys = sz.union(keys, self.size_or_unknown(key))
+            vals = sz.union(vals, self.size_or_unknown(value))
         self.entries[expr.id] = _Entry("map", keys, vals)
-        return _add(total, (30, 30))
+        return sz.add(total, (30, 30))
 
     def comprehension(self, expr: ast.Comprehension) -> Range:
-        total = _add(self.cost(expr.iter_range), self.cost(expr.accu_init))
+        total = sz.add(self.cost(expr.iter_range), self.cost(expr.accu_init))
         self.push(expr.accu_var, expr.accu_init)
         if expr.iter_var2:
             self.push_iter_part(expr.iter_var, expr.iter_range, key=True)
@@ -547,10 +437,10 @@ class _Coster:
         self.locals[expr.iter_var].pop()
         if expr.iter_var2:
             self.locals[expr.iter_var2].pop()
-        total = _add(total, self.cost(expr.result))
+        total = sz.add(total, self.cost(expr.result))
         self.locals[expr.accu_var].pop()
         count = self.size_or_unknown(expr.iter_range)
-        total = _add(total, _mul(count, _add(step, loop)))
+        total = sz.add(total, sz.mul(count, sz.add(step, loop)))
         if isinstance(expr.accu_init, ast.Literal):
             literal = _literal_size(expr.accu_init)
             if literal is not None:
@@ -563,9 +453,9 @@ class _Coster:
         return total
 
     def bind(self, expr: ast.Comprehension) -> Range:
-        total = _add(self.cost(expr.iter_range), self.cost(expr.accu_init))
+        total = sz.add(self.cost(expr.iter_range), self.cost(expr.accu_init))
         self.push(expr.accu_var, expr.accu_init)
-        total = _add(total, self.cost(expr.result))
+        total = sz.add(total, self.cost(expr.result))
         self.locals[expr.accu_var].pop()
         self._copy(expr, expr.result)
         return total
@@ -582,7 +472,7 @@ class _Coster:
         if kind == "list":
             size = entry.val if entry is not None else None
             suffix = "@items"
-        local = _Local(_append(self.path(iter_range), suffix), size, None)
+        local = _Local(sz.append(self.path(iter_range), suffix), size, None)
         self.locals.setdefault(name, []).append(local)
 
     def push_iter_part(self, name: str, iter_range: ast.Expr, key: bool) -> None:
@@ -594,7 +484,7 @@ class _Coster:
             suffix = "@indices" if key else "@items"
         else:
             suffix = "@keys" if key else "@values"
-        local = _Local(_append(self.path(iter_range), suffix), size, None)
+        local = _Local(sz.append(self.path(iter_range), suffix), size, None)
         self.locals.setdefault(name, []).append(local)
 
     def _copy(self, dst: ast.Expr, src: ast.Expr) -> None:
@@ -632,7 +522,7 @@ _KUBERNETES_NAMES = (
 
 def _allocating(factor: float, size: Range) -> tuple[Range, Range]:
     """cel-go's ``estimateAllocatingListCall``: per element, a call and a new list."""
-    return _add(_add(_factor(size, factor), (1, 1)), (10, 10)), size
+    return sz.add(sz.add(sz.factor(size, factor), (1, 1)), (10, 10)), size
 
 
 def _literal_int(expr: ast.Expr, default: int) -> int:
@@ -643,9 +533,9 @@ def _literal_int(expr: ast.Expr, default: int) -> int:
 
 
 def _selector_cost(length: Range) -> Range:
-    parse = _factor(length, 0.1)
-    requirements = _factor(_factor(length, 0.5), 50.0)
-    return _add(_add((10, 10), parse), requirements)
+    parse = sz.factor(length, 0.1)
+    requirements = sz.factor(sz.factor(length, 0.5), 50.0)
+    return sz.add(sz.add((10, 10), parse), requirements)
 
 
 _SIZED_COMPARISONS = frozenset(

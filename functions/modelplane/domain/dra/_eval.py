@@ -8,17 +8,17 @@ its function (see ``_functions``), 10/30 to build a list/map.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from modelplane.domain import semver
+from modelplane.domain.dra import _access as access
 from modelplane.domain.dra import _ast as ast
+from modelplane.domain.dra import _call_costs, _regex_functions
 from modelplane.domain.dra import _functions as fn
 from modelplane.domain.dra import _values as v
 from modelplane.domain.dra._budget import CallBudget, OutOfTimeError
 from modelplane.domain.dra._checker import Checked
-from modelplane.domain.dra._values import NONE, EvalError, Optional, Uint
+from modelplane.domain.dra._values import EvalError, Optional, Uint
 
 Eval = Callable[["Frame"], Any]
 
@@ -123,7 +123,7 @@ class _Planner:
                     msg = "panic: runtime error: hash of unhashable type types.Bytes"
                     raise PlanError(msg)
                 try:
-                    return True, _build_map([k for _, k in keys], [val for _, val in values])
+                    return True, access.build_map([k for _, k in keys], [val for _, val in values])
                 except EvalError:
                     return False, None
         if isinstance(expr, ast.Call) and expr.target is None and len(expr.args) == 1:
@@ -151,7 +151,7 @@ class _Planner:
         if isinstance(expr, ast.Select) and not expr.test_only:
             operand = self.attribute(expr.operand, charge_base)
             name = expr.field
-            return lambda frame: _charged(frame, operand(frame), name, False, True)
+            return lambda frame: access.charged(frame, operand(frame), name, False, True)
         if isinstance(expr, ast.Call) and _is_qualifier(expr):
             function = self.checked.functions.get(expr.id, expr.function)
             return self.qualifier(expr, function, charge_base)
@@ -186,7 +186,7 @@ class _Planner:
     def presence(self, expr: ast.Select) -> Eval:
         operand = self.attribute(expr.operand)
         name = expr.field
-        return lambda frame: _has_field(operand(frame), name)
+        return lambda frame: access.has_field(operand(frame), name)
 
     def qualifier(self, expr: ast.Call, function: str, charge_base: bool) -> Eval:
         ok, constant = self.constant(expr.args[1])
@@ -209,7 +209,7 @@ class _Planner:
             except EvalError:
                 frame.cost += 1  # cel-go still observes (and charges) the failed step
                 raise
-            return _charged(frame, value, k, optional, field)
+            return access.charged(frame, value, k, optional, field)
 
         return run
 
@@ -228,7 +228,7 @@ class _Planner:
             assert expr.target is not None
             args.insert(0, self.plan(expr.target))
         impl = self.implementation(expr, name, member)
-        return _strict_call(impl, args, fn.call_cost(name, self.overload(expr)))
+        return _strict_call(impl, args, _call_costs.call_cost(name, self.overload(expr)))
 
     def overload(self, expr: ast.Call) -> str:
         """The overload the checker resolved, or "" when several matched."""
@@ -259,7 +259,9 @@ class _Planner:
             ok, text = self.constant(pattern)
             if ok and isinstance(text, str):
                 try:
-                    return fn.with_pattern(name, fn.compile_pattern(text))
+                    return _regex_functions.with_pattern(
+                        name, _regex_functions.compile_pattern(text)
+                    )
                 except EvalError as err:
                     msg = f"program instantiation failed: {err}"
                     raise PlanError(msg) from err
@@ -345,7 +347,7 @@ class _Planner:
 
             return in_set
         container = self.plan(expr.args[1])
-        cost = fn.call_cost("@in", self.overload(expr))
+        cost = _call_costs.call_cost("@in", self.overload(expr))
 
         def run(frame: Frame) -> Any:
             value = element(frame)
@@ -393,7 +395,7 @@ class _Planner:
         def build(frame: Frame) -> Any:
             out: dict[Any, Any] = {}
             for key, val, optional in pairs:
-                k, value = _map_key(key(frame)), val(frame)
+                k, value = access.map_key(key(frame)), val(frame)
                 if optional:
                     if not isinstance(value, Optional):
                         msg = f"cannot initialize optional entry '{k}' from non-optional value {value}"
@@ -449,7 +451,7 @@ class _Planner:
         return run
 
 
-def _strict_call(impl: Callable[..., Any], args: list[Eval], coster: fn.Coster) -> Eval:
+def _strict_call(impl: Callable[..., Any], args: list[Eval], coster: _call_costs.Coster) -> Eval:
     """A call that evaluates every argument first (an error argument is the result)."""
 
     def run(frame: Frame) -> Any:
@@ -508,124 +510,4 @@ def _literal(expr: ast.Literal) -> Any:
     return expr.value
 
 
-def _build_map(keys: list[Any], values: list[Any]) -> dict[Any, Any]:
-    """A map literal as cel-go builds it: a Go map, so a repeated key keeps the last value,
-    and a key Go cannot hash (bytes, a semver, a format) fails."""
-    out: dict[Any, Any] = {}
-    for key, value in zip(keys, values, strict=True):
-        out[_map_key(key)] = value
-    return out
-
-
-class _Identity:
-    """A map key Go hashes by identity (a list or map value) but Python cannot hash."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Identity) and other.value is self.value
-
-
-def _map_key(key: Any) -> Any:
-    if isinstance(key, (bytes, semver.Version, v.NamedFormat)):
-        msg = f"runtime error: hash of unhashable type {v.type_name(key)}"
-        raise v.PanicError(msg)
-    try:
-        hash(key)
-    except TypeError:
-        return _Identity(key)
-    return key
-
-
 DefaultMap = v.DefaultMap
-
-
-def _has_field(value: Any, name: str) -> bool:
-    if isinstance(value, DefaultMap):
-        return True
-    if isinstance(value, dict):
-        return name in value
-    raise v.no_overload()
-
-
-def _charged(frame: Frame, value: Any, key: Any, optional: bool, field: bool) -> Any:
-    """One qualification step, charged 1 unless an optional step finds nothing."""
-    if not optional and type(value) is not Optional:
-        frame.cost += 1
-        return _lookup(value, key, field)
-    optional_step = True
-    try:
-        result = _qualify(value, key, optional, field)
-    except EvalError:
-        if not optional_step:
-            frame.cost += 1
-        raise
-    if result is not NONE or not optional_step:
-        frame.cost += 1
-    return result
-
-
-def _qualify(value: Any, key: Any, optional: bool, field: bool) -> Any:
-    """A field or index step; optional steps (and steps on optional values) yield
-    ``optional.none()`` where a plain step would fail for a missing key or index."""
-    if isinstance(value, Optional):
-        if not value.has:
-            return NONE
-        value, optional = value.value, True
-    if not optional:
-        return _lookup(value, key, field)
-    present, result = _lookup_if_present(value, key)
-    return Optional(True, result) if present else NONE
-
-
-def _lookup(container: Any, key: Any, field: bool) -> Any:
-    if isinstance(container, DefaultMap):
-        if not isinstance(key, str):
-            raise v.no_overload()
-        return container.lookup(key)
-    if isinstance(container, dict):
-        found, value = v.map_find(container, key)
-        if not found:
-            msg = f"no such key: {key}"
-            raise EvalError(msg)
-        return value
-    if isinstance(container, tuple) and not field:
-        index = _list_index(key)
-        if not 0 <= index < len(container):
-            msg = f"index out of bounds: {key}"
-            raise EvalError(msg)
-        return container[index]
-    if field:
-        raise v.no_overload()
-    raise v.no_overload()
-
-
-def _lookup_if_present(container: Any, key: Any) -> tuple[bool, Any]:
-    if isinstance(container, DefaultMap):
-        return isinstance(key, str), container.lookup(key) if isinstance(key, str) else None
-    if isinstance(container, dict):
-        return v.map_find(container, key)
-    if isinstance(container, tuple):
-        index = _list_index(key)
-        if 0 <= index < len(container):
-            return True, container[index]
-        return False, None
-    return False, None
-
-
-def _list_index(key: Any) -> int:
-    """cel-go's ``IndexOrError``: an int, a uint, or a double with an integral value."""
-    if isinstance(key, float):
-        if not math.isfinite(key) or key != int(key):
-            msg = f"unsupported index value {key} in list"
-            raise EvalError(msg)
-        return int(key)
-    if isinstance(key, bool) or not isinstance(key, int):
-        raise v.no_overload()
-    return int(key)

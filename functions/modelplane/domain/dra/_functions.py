@@ -1,9 +1,7 @@
-"""The functions of the DRA CEL environment and their runtime costs.
+"""The functions of the DRA CEL environment (their runtime costs: ``_call_costs``).
 
 Implementations take CEL values (see ``_values``) and return one or raise ``EvalError``;
-they dispatch on the runtime types as cel-go does for ``dyn`` arguments. Runtime costs
-follow cel-go's cost tracker: the lists and sets extensions' trackers first, then
-Kubernetes' ``CallCost`` (by function name), then cel-go's defaults (by overload).
+they dispatch on the runtime types as cel-go does for ``dyn`` arguments.
 """
 
 from __future__ import annotations
@@ -15,12 +13,10 @@ from typing import Any
 from modelplane.domain import quantity as qty
 from modelplane.domain import semver
 from modelplane.domain.dra import (
-    _budget,
     _formats,
     _lists,
     _net,
-    _quantity,
-    _regex,
+    _regex_functions,
     _strconv,
     _strings,
     _time,
@@ -253,24 +249,13 @@ def _to_double(a: Any) -> Any:
 
 
 def _to_string(a: Any) -> Any:
-    if isinstance(a, bool):
-        return "true" if a else "false"
-    if isinstance(a, str):
-        return a
-    if isinstance(a, int):
-        return str(int(a))
-    if isinstance(a, float):
-        return v.format_double(a)
-    if isinstance(a, bytes):
-        try:
-            return a.decode("utf-8")
-        except UnicodeDecodeError:
-            msg = "invalid UTF-8 in bytes, cannot convert to string"
-            raise EvalError(msg) from None
-    if isinstance(a, v.Timestamp):
-        return _time.timestamp_string(a)
-    if isinstance(a, v.Duration):
-        return _time.duration_string(a)
+    try:
+        text = _strings.scalar_string(a)
+    except UnicodeDecodeError:
+        msg = "invalid UTF-8 in bytes, cannot convert to string"
+        raise EvalError(msg) from None
+    if text is not None:
+        return text
     if isinstance(a, (v.IP, v.CIDR)):
         return _net.to_string(a)
     raise v.no_overload()
@@ -311,7 +296,7 @@ def _to_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        return QuantityValue(_quantity.parse(a))
+        return QuantityValue(qty.parse(a))
     except qty.QuantityError as err:
         raise EvalError(str(err)) from None
 
@@ -320,14 +305,14 @@ def _is_quantity(a: Any) -> Any:
     if not isinstance(a, str):
         raise v.no_overload()
     try:
-        _quantity.parse(a)
+        qty.parse(a)
     except qty.QuantityError:
         return False
     return True
 
 
 def _as_integer(a: Any) -> Any:
-    value = _quantity.as_int64(_quantity_arg(a).quantity)
+    value = _quantity_arg(a).quantity.as_int64()
     if value is None:
         msg = "cannot convert value to integer"
         raise EvalError(msg)
@@ -345,7 +330,7 @@ def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
             raise v.no_overload()
         try:
             return left.plus(right, sign)
-        except _quantity.QuantityTooLargeError as err:
+        except qty.QuantityTooLargeError as err:
             raise EvalError(str(err)) from None
 
     return run
@@ -390,82 +375,6 @@ def _semver_part(index: int) -> Callable[[Any], Any]:
         return (a.major, a.minor, a.patch)[index]
 
     return run
-
-
-# -- regular expressions --------------------------------------------------------------------
-
-
-def compile_pattern(pattern: str) -> _regex.Regex:
-    """Compile an RE2 pattern; a bad one is an evaluation error."""
-    try:
-        return _regex.compile_regex(pattern)
-    except _regex.RegexError as err:
-        raise EvalError(str(err)) from None
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return value
-
-
-def matches(text: Any, pattern: Any) -> Any:
-    return _search(compile_pattern(_text(pattern)), _text(text))
-
-
-def find(text: Any, pattern: Any) -> Any:
-    return _find(compile_pattern(_text(pattern)), _text(text))
-
-
-def find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise v.no_overload()
-    return _find_all(compile_pattern(_text(pattern)), _text(text), limit)
-
-
-def with_pattern(name: str, regex: _regex.Regex) -> Callable[..., Any]:
-    """``name`` with its pattern compiled in advance (cel-go's regex optimization)."""
-
-    def run(text: Any, _pattern: Any, *rest: Any) -> Any:
-        if name == "matches":
-            return _search(regex, _text(text))
-        if name == "find":
-            return _find(regex, _text(text))
-        limit = rest[0] if rest else -1
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise v.no_overload()
-        return _find_all(regex, _text(text), limit)
-
-    return run
-
-
-# Automaton work is counted (``_budget.spend``) in steps that depend on the pattern and
-# the text only, never on which automaton states a cache happens to hold.
-
-
-def _search(regex: _regex.Regex, text: str) -> bool:
-    _budget.spend(len(text) + 1)
-    return regex.search(text)
-
-
-def _find(regex: _regex.Regex, text: str) -> str:
-    budget = [_regex.FIND_BUDGET]
-    try:
-        return regex.find(text, budget)
-    except _regex.RegexBudgetError as err:
-        raise EvalError(str(err)) from None
-    finally:
-        _budget.spend(_regex.FIND_BUDGET - budget[0])
-
-
-def _find_all(regex: _regex.Regex, text: str, limit: int) -> tuple[str, ...]:
-    budget = [_regex.FIND_BUDGET]
-    try:
-        return tuple(regex.find_all(text, limit, budget))
-    except _regex.RegexBudgetError as err:
-        raise EvalError(str(err)) from None
-    finally:
-        _budget.spend(_regex.FIND_BUDGET - budget[0])
 
 
 def _unreachable(*args: Any) -> Any:
@@ -514,18 +423,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "contains": _on_string(lambda s, sub: sub in s),
     "startsWith": _on_string(lambda s, p: s.startswith(p)),
     "endsWith": _on_string(lambda s, p: s.endswith(p)),
-    "matches": matches,
-    "find": find,
-    "findAll": find_all,
+    "matches": _regex_functions.matches,
+    "find": _regex_functions.find,
+    "findAll": _regex_functions.find_all,
     # timestamps and durations
-    **{name: _time.getter(name) for name in _time.TIME_GETTERS},
+    **{name: _time.getter(name) for name in _types.TIME_GETTERS},
     # quantity and semver
     "quantity": _to_quantity,
     "isQuantity": _is_quantity,
     "sign": lambda a: _quantity_arg(a).quantity.sign(),
     "asApproximateFloat": lambda a: _quantity_arg(a).quantity.as_approximate_float(),
     "asInteger": _as_integer,
-    "isInteger": lambda a: _quantity.as_int64(_quantity_arg(a).quantity) is not None,
+    "isInteger": lambda a: _quantity_arg(a).quantity.as_int64() is not None,
     "add": _quantity_math(1),
     "sub": _quantity_math(-1),
     "isGreaterThan": _ordered(lambda o: o == 1),
@@ -640,235 +549,3 @@ def sum_for(overloads: list[str]) -> Callable[[Any], Any]:
         raise v.no_overload()
 
     return run
-
-
-# -- runtime call costs ---------------------------------------------------------------------
-
-Coster = Callable[[list[Any], Any], int]
-
-
-def _ceil_tenth(n: float) -> int:
-    return math.ceil(n * 0.1)
-
-
-def _unit_cost(args: list[Any], result: Any) -> int:
-    return 1
-
-
-def _k8s_size(value: Any) -> int:
-    return v.k8s_size(value)
-
-
-def _traversal(value: Any) -> int:
-    """Kubernetes' ``traversalCost``: a walk over the value as a data tree."""
-    if isinstance(value, (str, bytes)):
-        return int(len(value) * 0.1)
-    if isinstance(value, tuple):
-        return sum(_traversal(item) for item in value)
-    if isinstance(value, dict):
-        return sum(_traversal(k) + _traversal(val) for k, val in value.items())
-    return 1
-
-
-_KUBERNETES_OPAQUE = (QuantityValue, semver.Version, v.IP, v.CIDR, v.URL, v.NamedFormat)
-
-
-def _equality_cost(args: list[Any], result: Any) -> int:
-    if isinstance(args[0], _KUBERNETES_OPAQUE):
-        return 1
-    return _ceil_tenth(min(v.size(args[0]), v.size(args[1])))
-
-
-def _relation_cost(args: list[Any], result: Any) -> int:
-    if isinstance(args[0], (str, bytes)) and isinstance(args[1], (str, bytes)):
-        return _ceil_tenth(min(len(args[0]), len(args[1])))
-    return 1
-
-
-def _add_cost(args: list[Any], result: Any) -> int:
-    if isinstance(args[0], (str, bytes)) and isinstance(args[1], (str, bytes)):
-        return _ceil_tenth(len(args[0]) + len(args[1]))
-    return 1
-
-
-def _first_size_cost(args: list[Any], result: Any) -> int:
-    return _ceil_tenth(_k8s_size(args[0]))
-
-
-def _celgo_first_size_cost(args: list[Any], result: Any) -> int:
-    return _ceil_tenth(v.size(args[0]))
-
-
-def _double_size_cost(args: list[Any], result: Any) -> int:
-    return math.ceil(_k8s_size(args[0]) * 2 * 0.1)
-
-
-def _contains_cost(args: list[Any], result: Any) -> int:
-    return _ceil_tenth(v.size(args[0])) * _ceil_tenth(v.size(args[1]))
-
-
-def _traversal_cost(args: list[Any], result: Any) -> int:
-    return _traversal(args[0])
-
-
-def _regex_cost(text_size: int, pattern_size: int) -> int:
-    return _ceil_tenth(1 + text_size) * math.ceil(pattern_size * 0.25)
-
-
-def _find_cost(args: list[Any], result: Any) -> int:
-    return _regex_cost(_k8s_size(args[0]), _k8s_size(args[1]))
-
-
-def _in_cost(args: list[Any], result: Any) -> int:
-    return v.size(args[1]) if isinstance(args[1], tuple) else 1
-
-
-def _ip_cost(args: list[Any], result: Any) -> int:
-    return 1 if isinstance(args[0], v.CIDR) else _ceil_tenth(_k8s_size(args[0]))
-
-
-def _contains_ip_cost(args: list[Any], result: Any, string_form: bool) -> int:
-    cidr = _k8s_size(args[0])
-    cost = _ceil_tenth(cidr + cidr)
-    if string_form:
-        cost += _ceil_tenth(_k8s_size(args[1]))
-    return cost
-
-
-def _contains_cidr_cost(args: list[Any], result: Any, string_form: bool) -> int:
-    cidr = _k8s_size(args[0])
-    cost = _ceil_tenth(cidr + cidr) + _ceil_tenth(cidr) + 1
-    if string_form:
-        cost += _ceil_tenth(_k8s_size(args[1]))
-    return cost
-
-
-def _validate_cost(args: list[Any], result: Any) -> int:
-    if isinstance(args[0], v.NamedFormat):
-        return _regex_cost(_k8s_size(args[1]), args[0].max_regex_size)
-    return 1
-
-
-def _allocating(factor: float, size: int) -> int:
-    return int(size * factor) + 1 + 10
-
-
-def _output_size_cost(args: list[Any], result: Any) -> int:
-    return _allocating(1, v.size(result))
-
-
-def _flatten_cost(args: list[Any], result: Any) -> int:
-    depth = float(args[1]) if len(args) == 2 and isinstance(args[1], int) else 1.0
-    return _allocating(depth, v.size(args[0]))
-
-
-def _self_compare(items: Any) -> int:
-    size = v.size(items)
-    factor = 2.0
-    if size and isinstance(items, tuple) and isinstance(items[0], (str, bytes)):
-        factor += 0.1
-    return _allocating(factor, size * size) if size else _allocating(factor, 0)
-
-
-def _sets_cost(factor: float) -> Coster:
-    return lambda args, result: 1 + int(v.size(args[0]) * v.size(args[1]) * factor)
-
-
-def _selector_cost(args: list[Any], result: Any) -> int:
-    length = _k8s_size(args[1]) if len(args) >= 2 else 0
-    requirements = math.ceil(length * 0.5)
-    return 10 + _ceil_tenth(length) + math.ceil(requirements * 50)
-
-
-_K8S_COSTS: dict[str, Coster] = {
-    "find": _find_cost,
-    "findAll": _find_cost,
-    "quantity": _first_size_cost,
-    "isQuantity": _first_size_cost,
-    "semver": _first_size_cost,
-    "isSemver": _first_size_cost,
-    "url": _first_size_cost,
-    "lowerAscii": _first_size_cost,
-    "upperAscii": _first_size_cost,
-    "substring": _first_size_cost,
-    "trim": _first_size_cost,
-    "replace": _double_size_cost,
-    "split": _double_size_cost,
-    "join": lambda args, result: math.ceil(_k8s_size(result) * 2 * 0.1),
-    "isSorted": _traversal_cost,
-    "sum": _traversal_cost,
-    "max": _traversal_cost,
-    "min": _traversal_cost,
-    "indexOf": _traversal_cost,
-    "lastIndexOf": _traversal_cost,
-    "cidr": _first_size_cost,
-    "isIP": _first_size_cost,
-    "isCIDR": _first_size_cost,
-    "ip": _ip_cost,
-    "ip.isCanonical": _double_size_cost,
-    "validate": _validate_cost,
-    "check": lambda args, result: 350_000,
-    "fieldSelector": _selector_cost,
-    "labelSelector": _selector_cost,
-}
-"""Kubernetes' ``CallCost``, by function name (its nominal-cost functions are the default)."""
-
-_SIZED_COMPARISONS = [
-    f"{op}_{kind}"
-    for op in ("less", "greater", "less_equals", "greater_equals")
-    for kind in ("string", "bytes")
-]
-_OVERLOAD_COSTS: dict[str, Coster] = {
-    # the lists and sets extensions' trackers
-    "list_slice": _output_size_cost,
-    "lists_range": _output_size_cost,
-    "list_reverse": _output_size_cost,
-    "list_flatten": _flatten_cost,
-    "list_flatten_int": _flatten_cost,
-    "list_distinct": lambda args, result: _self_compare(args[0]),
-    **{
-        f"list_{kind}_sort": (lambda args, result: _self_compare(args[0]))
-        for kind in ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
-    },
-    **{
-        f"list_{kind}_sortByAssociatedKeys": (lambda args, result: _self_compare(args[1]))
-        for kind in ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
-    },
-    "list_sets_contains_list": _sets_cost(1.0),
-    "list_sets_intersects_list": _sets_cost(1.0),
-    "list_sets_equivalent_list": _sets_cost(2.0),
-    # cel-go's own defaults
-    "starts_with_string": _celgo_first_size_cost,
-    "ends_with_string": _celgo_first_size_cost,
-    "string_to_bytes": _celgo_first_size_cost,
-    "bytes_to_string": _celgo_first_size_cost,
-    "strings_quote": _celgo_first_size_cost,
-    "string_format": _celgo_first_size_cost,
-    "in_list": _in_cost,
-    **dict.fromkeys(_SIZED_COMPARISONS, _relation_cost),
-    "equals": _equality_cost,
-    "not_equals": _equality_cost,
-    "add_string": _add_cost,
-    "add_bytes": _add_cost,
-    "matches_string": lambda args, result: _regex_cost(v.size(args[0]), v.size(args[1])),
-    "contains_string": _contains_cost,
-}
-"""cel-go's cost trackers and defaults, by the overload the checker resolved."""
-
-
-def call_cost(name: str, overload: str) -> Coster:
-    """The runtime cost function of one call; ``overload`` is the overload the checker
-    resolved, or "" when several matched (cel-go then dispatches without an id)."""
-    tracker = _OVERLOAD_COSTS.get(overload) if overload.startswith(("list", "lists")) else None
-    if tracker is not None:
-        return tracker
-    if name in ("containsIP", "containsCIDR"):
-        string_form = overload.endswith("_string")
-        base = _contains_ip_cost if name == "containsIP" else _contains_cidr_cost
-        return lambda args, result: base(args, result, string_form)
-    kubernetes = _K8S_COSTS.get(name)
-    if kubernetes is not None:
-        return kubernetes
-    if name == "_==_":
-        return _equality_cost  # Kubernetes' own types first, then cel-go's size rule
-    return _OVERLOAD_COSTS.get(overload, _unit_cost)

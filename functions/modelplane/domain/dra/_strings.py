@@ -32,14 +32,22 @@ def char_at(s: str, index: int) -> str:
     return s[index : index + 1]
 
 
-def index_of(s: str, sub: str, offset: int = 0) -> int:
+def _offset_answer(s: str, sub: str, offset: int) -> int | None:
+    """cel-go's answer for an empty substring or an offset out of the string, else None.
+
+    Raises:
+        EvalError: a negative offset.
+    """
     if sub == "":
         return offset
     if offset < 0:
         raise _out_of_range(offset)
-    if offset >= len(s):
-        return -1
-    return s.find(sub, offset)
+    return -1 if offset >= len(s) else None
+
+
+def index_of(s: str, sub: str, offset: int = 0) -> int:
+    answer = _offset_answer(s, sub, offset)
+    return s.find(sub, offset) if answer is None else answer
 
 
 def last_index_of(s: str, sub: str, offset: int | None = None) -> int:
@@ -49,12 +57,9 @@ def last_index_of(s: str, sub: str, offset: int | None = None) -> int:
         if len(s.encode()) < len(sub.encode()):
             return -1
         offset = len(s) - 1
-    if sub == "":
-        return offset
-    if offset < 0:
-        raise _out_of_range(offset)
-    if offset >= len(s):
-        return -1
+    answer = _offset_answer(s, sub, offset)
+    if answer is not None:
+        return answer
     start = min(offset, len(s) - len(sub))
     if start < 0:
         return -1
@@ -321,23 +326,38 @@ def _format_value(arg: Any) -> str:
     raise FormatError(msg)
 
 
+def scalar_string(value: Any) -> str | None:
+    """``string(x)`` of a bool, int, uint, double, string, bytes, timestamp or duration, as
+    cel-go writes it; None for other kinds.
+
+    Raises:
+        UnicodeDecodeError: bytes that are not UTF-8 (each caller has cel-go's message).
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return v.format_double(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, v.Timestamp):
+        return _time.timestamp_string(value)
+    if isinstance(value, v.Duration):
+        return _time.duration_string(value)
+    return None
+
+
 def _to_string(arg: Any) -> str:
-    if isinstance(arg, bool):
-        return "true" if arg else "false"
-    if isinstance(arg, int):
-        return str(int(arg))
-    if isinstance(arg, float):
-        return v.format_double(arg)
-    if isinstance(arg, bytes):
-        try:
-            return arg.decode("utf-8")
-        except UnicodeDecodeError:
-            msg = "could not convert argument to string: invalid UTF-8 in bytes"
-            raise FormatError(msg) from None
-    if isinstance(arg, v.Timestamp):
-        return _time.timestamp_string(arg)
-    if isinstance(arg, v.Duration):
-        return _time.duration_string(arg)
+    try:
+        text = scalar_string(arg)
+    except UnicodeDecodeError:
+        msg = "could not convert argument to string: invalid UTF-8 in bytes"
+        raise FormatError(msg) from None
+    if text is not None:
+        return text
     if isinstance(arg, v.TypeValue):
         return arg.name
     return str(arg)

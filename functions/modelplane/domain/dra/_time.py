@@ -421,16 +421,3 @@ _DURATION_PARTS = {
     "getSeconds": lambda n: _float_part(n, SECOND),
     "getMilliseconds": lambda n: _trunc_divmod(n, 1_000_000)[0],
 }
-
-TIME_GETTERS = (
-    "getFullYear",
-    "getMonth",
-    "getDayOfYear",
-    "getDayOfMonth",
-    "getDate",
-    "getDayOfWeek",
-    "getHours",
-    "getMinutes",
-    "getSeconds",
-    "getMilliseconds",
-)

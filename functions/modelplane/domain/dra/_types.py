@@ -6,6 +6,20 @@ from dataclasses import dataclass
 
 from modelplane.domain.dra._environment import FEATURE_GATES
 
+TIME_GETTERS = (
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+)
+"""The timestamp (and, from getHours on, duration) accessors, in cel-go's order."""
+
 
 @dataclass(frozen=True)
 class Type:
@@ -247,18 +261,7 @@ FUNCTIONS: dict[str, list[Overload]] = {
                 else []
             ),
         ]
-        for name in (
-            "getFullYear",
-            "getMonth",
-            "getDayOfYear",
-            "getDayOfMonth",
-            "getDate",
-            "getDayOfWeek",
-            "getHours",
-            "getMinutes",
-            "getSeconds",
-            "getMilliseconds",
-        )
+        for name in TIME_GETTERS
     },
     # Kubernetes quantity library.
     "quantity": [_ov("string_to_quantity", (STRING,), QUANTITY)],

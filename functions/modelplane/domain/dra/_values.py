@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.domain import semver
-from modelplane.domain.dra import _quantity
 from modelplane.domain.dra._quantity import QuantityValue
 
 INT64_MAX = 2**63 - 1
@@ -125,30 +124,26 @@ def no_overload() -> EvalError:
 def type_name(value: Any) -> str:
     if value is None:
         return "null_type"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, Uint):
-        return "uint"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bytes):
-        return "bytes"
-    if isinstance(value, tuple):
-        return "list"
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, QuantityValue):
-        return "kubernetes.Quantity"
-    if isinstance(value, semver.Version):
-        return "kubernetes.Semver"
-    if isinstance(value, TypeValue):
-        return "type"
+    for kind, name in _TYPE_NAMES:
+        if isinstance(value, kind):
+            return name
     return _OTHER_NAMES.get(type(value), type(value).__name__)
 
+
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "bool"),  # before int, which bool is
+    (Uint, "uint"),  # before int, which Uint is
+    (int, "int"),
+    (float, "double"),
+    (str, "string"),
+    (bytes, "bytes"),
+    (tuple, "list"),
+    (dict, "map"),
+    (QuantityValue, "kubernetes.Quantity"),
+    (semver.Version, "kubernetes.Semver"),
+    (TypeValue, "type"),
+)
+"""CEL type names by Python type, first match wins (subclasses precede their bases)."""
 
 _OTHER_NAMES: dict[type, str] = {
     Optional: "optional_type",
@@ -192,7 +187,7 @@ def equal(left: Any, right: Any) -> Any:
     if isinstance(left, QuantityValue):
         if not isinstance(right, QuantityValue) or right.boxed:
             raise no_overload()
-        return _quantity.compare(left.quantity, right.quantity) == 0
+        return left.quantity.compare(right.quantity) == 0
     if isinstance(left, semver.Version):
         if not isinstance(right, semver.Version):
             raise no_overload()

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from modelplane.domain.dra.device import Device
+from modelplane.domain.dra import Device
 from modelplane.domain.scheduling import sharing
 from modelplane.domain.scheduling.fleet import (
     Demand,

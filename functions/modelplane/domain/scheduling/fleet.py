@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from modelplane.domain.dra.device import Device
+from modelplane.domain.dra import Device
 from modelplane.domain.taints import Taint, Toleration
 
 Role = Literal["Standalone", "Leader", "Worker"]

@@ -1,7 +1,7 @@
 """The real DRA CEL engine for the scheduler, and the cost ceilings it keeps.
 
 Kubernetes bounds a selector by its CEL cost, not by time: one evaluation on one device
-may cost at most :data:`modelplane.domain.dra.cel.COST_LIMIT` units (what the API server
+may cost at most :data:`modelplane.domain.dra.COST_LIMIT` units (what the API server
 and the scheduler apply to DRA selectors), and running past it is an error of that
 claim, not a mismatch. This engine keeps that rule and two of its own, so that no
 request burns seconds of CPU in this interpreter (about 1.5 million units a second):
@@ -14,8 +14,8 @@ request gets the same placement on an idle machine and on a saturated one.
 
 from __future__ import annotations
 
-from modelplane.domain.dra import cel
-from modelplane.domain.dra.device import Device
+from modelplane.domain import dra as cel
+from modelplane.domain.dra import Device
 
 CALL_COST_CEILING = 3 * cel.COST_LIMIT
 """Work one scheduling run may spend on distinct (selector, device) pairs: three

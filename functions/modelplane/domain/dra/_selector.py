@@ -40,37 +40,8 @@ from modelplane.domain import semver
 from modelplane.domain.dra import _budget, _cost, _eval, _parser, _quantity, _validate
 from modelplane.domain.dra import _checker as checker
 from modelplane.domain.dra import _values as values
-from modelplane.domain.dra._budget import (
-    WORK_LIMIT,
-    CallBudget,
-    Cancelled,
-    call_deadline,
-    check_call_deadline,
-)
-from modelplane.domain.dra._environment import FEATURE_GATES, KUBERNETES_VERSION
-from modelplane.domain.dra.device import Device
-
-__all__ = [
-    "COST_LIMIT",
-    "FEATURE_GATES",
-    "KUBERNETES_VERSION",
-    "MAX_EXPRESSION_BYTES",
-    "SHARED_MIN_COST",
-    "WORK_LIMIT",
-    "CallBudget",
-    "Cancelled",
-    "Selector",
-    "SelectorError",
-    "Verdict",
-    "VerdictStore",
-    "call_deadline",
-    "check_call_deadline",
-    "clear_caches",
-    "compile_selector",
-    "matches",
-    "share_verdicts",
-    "verdict_key",
-]
+from modelplane.domain.dra._budget import Cancelled
+from modelplane.domain.dra._device import Device
 
 MAX_EXPRESSION_BYTES = 10 * 1024
 """Kubernetes' ``CELSelectorExpressionMaxLength``."""
@@ -305,7 +276,7 @@ def _activation(device: Device) -> dict[str, Any]:
     for key, text in device.capacity:
         domain, _, name = key.partition("/")
         try:
-            capacity.setdefault(domain, {})[name] = _quantity.QuantityValue(_quantity.parse(text))
+            capacity.setdefault(domain, {})[name] = _quantity.QuantityValue(qty.parse(text))
         except qty.QuantityError as err:
             msg = f"capacity {key}: {err}"
             raise ValueError(msg) from None
