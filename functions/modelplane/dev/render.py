@@ -126,20 +126,10 @@ def definition_for(kind: str) -> Path:
     return _api_folder(kind) / "definition.yaml"
 
 
-def _key(doc: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    meta = doc.get("metadata") or {}
-    return (
-        str(doc.get("apiVersion", "")),
-        str(doc.get("kind", "")),
-        str(meta.get("namespace", "")),
-        str(meta.get("name", "")),
-    )
-
-
 def overlay(inputs: Iterable[Doc], observed: Iterable[Doc]) -> list[Doc]:
     """Return ``inputs`` with each document replaced by its observed twin, plus the rest."""
-    seen = {_key(d): d for d in observed}
-    merged = [seen.pop(_key(d), d) for d in inputs]
+    seen = {engine.store_key(d): d for d in observed}
+    merged = [seen.pop(engine.store_key(d), d) for d in inputs]
     return merged + list(seen.values())
 
 

@@ -11,14 +11,7 @@ import json
 from typing import Any
 
 from modelplane.domain import stack
-from modelplane.domain.clouds.aws import (
-    IAM,
-    POD_IDENTITY,
-    Manifests,
-    assume_policy,
-    mr,
-    pod_identity,
-)
+from modelplane.domain.clouds import aws
 from modelplane.domain.clouds.common import (
     HELM,
     SYSTEM_LABEL,
@@ -66,12 +59,12 @@ def autoscaler_policy(cluster: CloudCluster) -> str:
     return json.dumps({"Statement": [read, resize], "Version": "2012-10-17"}, sort_keys=True)
 
 
-def autoscaler_identity(cluster: CloudCluster) -> Manifests:
+def autoscaler_identity(cluster: CloudCluster) -> aws.Manifests:
     """Return the cluster autoscaler's IAM policy and role and its Pod Identity association."""
     return {
-        "cluster-autoscaler-policy": mr(
+        "cluster-autoscaler-policy": aws.mr(
             cluster,
-            IAM,
+            aws.IAM,
             "Policy",
             "cluster-autoscaler-policy",
             {
@@ -79,16 +72,16 @@ def autoscaler_identity(cluster: CloudCluster) -> Manifests:
                 "policy": autoscaler_policy(cluster),
             },
         ),
-        "cluster-autoscaler-role": mr(
+        "cluster-autoscaler-role": aws.mr(
             cluster,
-            IAM,
+            aws.IAM,
             "Role",
             "cluster-autoscaler-role",
-            {"assumeRolePolicy": assume_policy(POD_IDENTITY)},
+            {"assumeRolePolicy": aws.assume_policy(aws.POD_IDENTITY)},
         ),
-        "cluster-autoscaler-role-policy": mr(
+        "cluster-autoscaler-role-policy": aws.mr(
             cluster,
-            IAM,
+            aws.IAM,
             "RolePolicyAttachment",
             "cluster-autoscaler-role-policy",
             {
@@ -96,7 +89,7 @@ def autoscaler_identity(cluster: CloudCluster) -> Manifests:
                 "roleSelector": selector("cluster-autoscaler-role"),
             },
         ),
-        "cluster-autoscaler-pod-identity": pod_identity(
+        "cluster-autoscaler-pod-identity": aws.pod_identity(
             cluster,
             "cluster-autoscaler-pod-identity",
             AUTOSCALER_NAMESPACE,
