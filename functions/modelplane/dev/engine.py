@@ -155,7 +155,8 @@ def controlled_by(xr: Mapping[str, Any], resource: Mapping[str, Any]) -> Doc:
     return out
 
 
-def _store_key(doc: Mapping[str, Any]) -> tuple[str, str, str, str]:
+def store_key(doc: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """Return what identifies a document in the engine's store: apiVersion, kind, namespace, name."""
     meta = doc.get("metadata") or {}
     return (
         str(doc.get("apiVersion", "")),
@@ -185,7 +186,7 @@ def build_request(
     is left out: the engine's store already holds the XR, and a second copy would
     replace it.
     """
-    own = _store_key(xr)
+    own = store_key(xr)
     composite = render_pb2.CompositeInput(
         composite_resource=_struct(xr),
         composition=_struct(composition),
@@ -194,7 +195,7 @@ def build_request(
             for name, address in sorted(functions.items())
         ],
         observed_resources=[_struct(d) for d in observed],
-        required_resources=[_struct(d) for d in required if _store_key(d) != own],
+        required_resources=[_struct(d) for d in required if store_key(d) != own],
     )
     if xrd is not None:
         composite.composite_resource_definition.CopyFrom(_struct(xrd))

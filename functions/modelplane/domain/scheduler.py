@@ -43,13 +43,20 @@ ModelCache is unresolved; what is placed stays placed.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 
-from modelplane.domain.scheduling import sharing
-from modelplane.domain.scheduling.admission import OverCommit, Rank, rank
-from modelplane.domain.scheduling.fit import EngineFit, EngineOptions, PoolFitter, Selectors
+from modelplane.domain.scheduling import holds, sharing
+from modelplane.domain.scheduling.admission import Rank, rank
+from modelplane.domain.scheduling.fit import (
+    EngineFit,
+    EngineOptions,
+    PoolFitter,
+    Selectors,
+    choose_pools,
+)
 from modelplane.domain.scheduling.fleet import (
     CacheFootprint,
     Demand,
@@ -57,17 +64,18 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
+    PinnedEngine,
     Pods,
     Pool,
+    clusters_by_name,
 )
-from modelplane.domain.scheduling.ledger import Ledger, Room
+from modelplane.domain.scheduling.ledger import Ledger, refusals
 from modelplane.domain.scheduling.placement import (
     MOVE_REASONS,
     CacheUnresolved,
     ClusterDeselected,
     ClusterGone,
     ClusterReason,
-    CostlySelector,
     DroppedReplica,
     DropReason,
     Duplicate,
@@ -127,44 +135,15 @@ def schedule(
         The placement: same inputs, same placement.
     """
     engine = selectors if selectors is not None else CelSelectors()
-    hold: Hold | None = invalid_selector(deployment, engine)
+    hold: Hold | None = holds.invalid_selector(deployment, engine)
     if hold is None and cache is not None and not cache.resolved:
         hold = CacheUnresolved(cache.name)
     try:
         return _Run(deployment, fleet, cache, engine, hold, frozenset(ready)).placement()
     except SelectorCostError as exc:
         # Held like an invalid selector: the run again, matching no selector at all.
-        costly = costly_selector(deployment, exc)
+        costly = holds.costly_selector(deployment, exc)
         return _Run(deployment, fleet, cache, engine, costly, frozenset(ready)).placement()
-
-
-def costly_selector(deployment: Deployment, exc: SelectorCostError) -> CostlySelector:
-    """Name the first device request of the deployment that uses the costly selector."""
-    for engine in deployment.engines:
-        for member in engine.members:
-            for request in member.devices:
-                if exc.expression in request.selectors:
-                    return CostlySelector(
-                        engine.name, member.role, request.name, exc.expression, exc.message
-                    )
-    return CostlySelector("", "", "", exc.expression, exc.message)
-
-
-def invalid_selector(deployment: Deployment, selectors: Selectors) -> InvalidSelector | None:
-    """Return the first device selector of the deployment that does not compile."""
-    seen: dict[str, str | None] = {}
-    for engine in deployment.engines:
-        for member in engine.members:
-            for request in member.devices:
-                for selector in request.selectors:
-                    if selector not in seen:
-                        seen[selector] = selectors.check(selector)
-                    error = seen[selector]
-                    if error is not None:
-                        return InvalidSelector(
-                            engine.name, member.role, request.name, selector, error
-                        )
-    return None
 
 
 @dataclass
@@ -176,15 +155,6 @@ class _Kept:
     name: str = ""
     rank: Rank | None = None
     source: ExistingReplica | None = None
-
-
-class _Desc(str):
-    """A string that orders backwards, for max-heaps keyed by name."""
-
-    __slots__ = ()
-
-    def __lt__(self, other: str) -> bool:
-        return str.__gt__(self, other)
 
 
 class _Run:
@@ -203,7 +173,7 @@ class _Run:
         self.ready = ready
         self.cache = cache
         self.hold = hold
-        self.clusters = _by_name(fleet.clusters)
+        self.clusters = clusters_by_name(fleet.clusters)
         self.complete = fleet.complete
         self.selector = dict(deployment.cluster_selector)
         self.fitter = PoolFitter(deployment.engines, selectors.matches)
@@ -294,8 +264,9 @@ class _Run:
                 else:
                     self._keep(replica, tuple(placed))
             elif isinstance(outcome, PlacedReplica):
-                charges = [(e.pool, e.nodes, e.pods) for e in replica.engines]
-                self._add(_Kept(outcome, charges, replica.name, rank(replica), replica))
+                self._add(
+                    _Kept(outcome, _charges(replica.engines), replica.name, rank(replica), replica)
+                )
             else:
                 self._leave(replica, outcome)
         for replica, placed, missing in pending:
@@ -338,7 +309,7 @@ class _Run:
     ) -> None:
         """Pin the engines a retained replica lacks (added to the deployment) on its cluster."""
         options = self._cluster_options(replica.cluster)
-        chosen = _choose([options[i] for i in missing], self.ledger.room(replica.cluster))
+        chosen = choose_pools([options[i] for i in missing], self.ledger.room(replica.cluster))
         self._charge_engines(replica.cluster, placed, -1)
         if chosen is None:
             engine = self.deployment.engines[missing[0]].name
@@ -348,36 +319,11 @@ class _Run:
         engines = tuple(by_name[e.name] for e in self.deployment.engines)
         self._keep(replica, engines)
 
-    def _refused(self, own: Sequence[ExistingReplica]) -> dict[Rank, NotAdmitted | Unschedulable]:
-        """Say which of the deployment's replicas (``own``) their pools do not admit, and why.
-
-        Every other replica of the fleet charges, as it is, and of the deployment's own
-        those that stay (kept or moving): one it drops now (a duplicate, an evicted one)
-        is going and is not admitted ahead of anyone.
-        """
-        ledger = Ledger(self.clusters.values())
-        for replica in (*self.others, *own):
-            for pinned in replica.engines:
-                ledger.charge(
-                    replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank(replica)
-                )
-        mine = {rank(r): r for r in own}
-        refused: dict[Rank, NotAdmitted | Unschedulable] = {}
-        for cluster, pool in sorted({(r.cluster, e.pool) for r in own for e in r.engines}):
-            for found, charged, needed in ledger.overcommitted(cluster, pool):
-                candidate = mine.get(found)
-                if candidate is not None and found not in refused:
-                    over = _over(ledger, cluster, pool, charged, needed)
-                    refused[found] = NotAdmitted(candidate.engine_on(pool), over)
-        for found, replica in mine.items():
-            if replica.stuck and found not in refused:
-                refused[found] = Unschedulable(replica.stuck)
-        return refused
-
     def _admit(self) -> None:
         """Move the kept replicas admission refuses, unless Ready: those are reported."""
         staying = [k.source for k in self.kept.values() if k.source is not None]
-        refused = self._refused([*staying, *(r for r, _ in self.moving)])
+        own = [*staying, *(r for r, _ in self.moving)]
+        refused = refusals(Ledger(self.clusters.values()), self.others, own)
         for key in sorted(self.kept):
             kept = self.kept[key]
             existing = kept.source
@@ -424,16 +370,15 @@ class _Run:
         if excess <= 0:
             return
         # Most-loaded cluster first (ties: the greater name), its highest index first.
-        heap = [(-len(indexes), _Desc(c)) for c, indexes in self.indexes.items() if indexes]
-        heapq.heapify(heap)
         for _ in range(excess):
-            _, descending = heapq.heappop(heap)
-            cluster = str(descending)
+            cluster = max((c for c, held in self.indexes.items() if held), key=self._load)
             index = max(self.indexes[cluster])
             kept = self._remove(cluster, index)
             self.dropped.append(DroppedReplica(cluster, index, kept.name, ScaledDown()))
-            if self.indexes[cluster]:
-                heapq.heappush(heap, (-len(self.indexes[cluster]), descending))
+
+    def _load(self, cluster: str) -> tuple[int, str]:
+        """How many of the deployment's replicas a cluster hosts, then its name: to scale down."""
+        return len(self.indexes[cluster]), cluster
 
     def _fill(self) -> None:
         wanted = max(self.deployment.replicas, 0)
@@ -453,7 +398,7 @@ class _Run:
             index = self._lowest_free_index(name)
             engines = tuple(f.placement for f in chosen)
             placed = PlacedReplica(name, index, engines, new=True)
-            self._add(_Kept(placed, [(e.pool, e.nodes, e.pods) for e in engines]))
+            self._add(_Kept(placed, _charges(engines)))
             heapq.heappush(heap, (count + 1, name))
 
     def _settle_moves(self) -> tuple[DroppedReplica, ...]:
@@ -515,14 +460,7 @@ class _Run:
     # --- clusters -----------------------------------------------------------------------
 
     def _not_selected(self, cluster: FleetCluster) -> NotSelected | None:
-        if not self.selector:
-            return None
-        have = dict(cluster.labels)
-        for key, want in sorted(self.selector.items()):
-            got = have.get(key)
-            if got != want:
-                return NotSelected(key, want, got)
-        return None
+        return NotSelected.first(self.selector, dict(cluster.labels)) if self.selector else None
 
     def _ineligible(self, name: str) -> tuple[ClusterReason, ...]:
         """Return why a cluster cannot take a new replica, capacity aside (memoized)."""
@@ -536,7 +474,7 @@ class _Run:
         if deselected is not None:
             return (deselected,)
         reasons: list[ClusterReason] = []
-        if self.cache is not None and not _in_footprint(cluster, self.cache):
+        if self.cache is not None and not self.cache.covers(cluster):
             reasons.append(OutsideCache(self.cache.name))
         if not cluster.ready:
             reasons.append(NotReady())
@@ -565,7 +503,7 @@ class _Run:
         return found
 
     def _fit_replica(self, name: str) -> list[EngineFit] | None:
-        return _choose(self._cluster_options(name), self.ledger.room(name))
+        return choose_pools(self._cluster_options(name), self.ledger.room(name))
 
     def _no_room(self, name: str) -> NoRoom:
         needed: dict[str, int] = defaultdict(int)
@@ -583,17 +521,13 @@ class _Run:
 
     def _lowest_free_index(self, cluster: str) -> int:
         taken = self.indexes[cluster] | self.reserved[cluster]
-        index = 0
-        while index in taken:
-            index += 1
-        return index
+        return next(index for index in itertools.count() if index not in taken)
 
     # --- bookkeeping --------------------------------------------------------------------
 
     def _keep(self, replica: ExistingReplica, engines: tuple[EnginePlacement, ...]) -> None:
         placed = PlacedReplica(replica.cluster, replica.index, engines)
-        charges = [(e.pool, e.nodes, e.pods) for e in engines]
-        self._add(_Kept(placed, charges, replica.name, rank(replica), replica))
+        self._add(_Kept(placed, _charges(engines), replica.name, rank(replica), replica))
 
     def _add(self, kept: _Kept) -> None:
         cluster, index = kept.replica.cluster, kept.replica.index
@@ -636,15 +570,10 @@ class _Run:
         self.dropped.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
 
     def _charge_recorded(self, replica: ExistingReplica, sign: int) -> None:
-        order = rank(replica)
-        for engine in replica.engines:
-            self.ledger.charge(
-                replica.cluster, engine.pool, sign * engine.nodes, engine.pods, order
-            )
+        self._charge(replica.cluster, _charges(replica.engines), sign, rank(replica))
 
     def _charge_engines(self, cluster: str, engines: Iterable[EnginePlacement], sign: int) -> None:
-        for engine in engines:
-            self.ledger.charge(cluster, engine.pool, sign * engine.nodes, engine.pods)
+        self._charge(cluster, _charges(engines), sign)
 
     def _charge(
         self,
@@ -657,52 +586,6 @@ class _Run:
             self.ledger.charge(cluster, pool, sign * nodes, pods, order)
 
 
-def _over(ledger: Ledger, cluster: str, pool: str, charged: int, needed: int) -> OverCommit:
-    """What an over-committed pool has and what is charged there, for the reason."""
-    unit = "pods" if ledger.shares(cluster, pool) else "nodes"
-    lost = ledger.observed_below_declared(cluster, pool)
-    return OverCommit(cluster, pool, ledger.nodes(cluster, pool), charged, needed, unit, lost)
-
-
-def _by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:
-    """Index clusters by name, sorted; of two with one name, the lesser by content wins."""
-    found: dict[str, FleetCluster] = {}
-    for cluster in clusters:
-        other = found.get(cluster.name)
-        if other is None or repr(cluster) < repr(other):
-            found[cluster.name] = cluster
-    return dict(sorted(found.items()))
-
-
-def _in_footprint(cluster: FleetCluster, cache: CacheFootprint) -> bool:
-    if cache.clusters is not None and cluster.name not in cache.clusters:
-        return False
-    if cache.match_labels:
-        have = dict(cluster.labels)
-        return all(have.get(k) == v for k, v in cache.match_labels)
-    return True
-
-
-def _choose(options: Sequence[EngineOptions], room: Room) -> list[EngineFit] | None:
-    """Pick a pool for every engine so that, together, they fit the pools' free nodes.
-
-    Pools are tried in name order per engine, engines in the deployment's order; the
-    first combination that fits wins. An engine that costs no nodes fits any pool it
-    matches, even a full one (:class:`Room`).
-    """
-    chosen: list[EngineFit] = []
-
-    def search(i: int) -> bool:
-        if i == len(options):
-            return True
-        for fit in options[i].fits:
-            if not room.take(fit.pool, fit.nodes, fit.placement.pods):
-                continue
-            chosen.append(fit)
-            if search(i + 1):
-                return True
-            chosen.pop()
-            room.give_back(fit.pool, fit.nodes, fit.placement.pods)
-        return False
-
-    return chosen if search(0) else None
+def _charges(engines: Iterable[EnginePlacement | PinnedEngine]) -> list[tuple[str, int, Pods]]:
+    """What engines charge their pools: (pool, nodes, pods) each."""
+    return [(e.pool, e.nodes, e.pods) for e in engines]

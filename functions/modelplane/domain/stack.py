@@ -43,7 +43,8 @@ Then, through provider-kubernetes Objects once Envoy Gateway (and the AI Gateway
 ready: an EnvoyProxy (a LoadBalancer Service), the GatewayClass ``modelplane-envoy``
 and the Gateway ``modelplane`` in ``modelplane-system`` with the stack's listeners (one
 HTTP listener on port 80 unless the spec says otherwise; an HTTPS one terminates TLS
-with the Secret :data:`GATEWAY_TLS_SECRET`), each admitting routes from every
+with the Secret
+:data:`modelplane.domain.stack_objects.GATEWAY_TLS_SECRET`), each admitting routes from every
 namespace: the Gateway every ModelReplica's HTTPRoute attaches to.
 
 A stack given Secrets instead of a provider config composes that provider config itself:
@@ -70,30 +71,45 @@ from enum import StrEnum
 from typing import Any
 
 from modelplane.domain import api, objects
+from modelplane.domain import stack_objects as manifests
 from modelplane.domain.clouds import nebius
-from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names
+from modelplane.domain.gateway_address import gateway_address, read_gateway_address
+from modelplane.domain.gating import Progress, Step, gate
+from modelplane.domain.stack_objects import (
+    AKS_STORAGE_CLASS,
+    CRD_INSTALLER,
+    ENVOY_PROXY,
+    GATEWAY_CLASS,
+    SYSTEM_NAMESPACE,
+    Listener,
+)
+from modelplane.domain.stack_values import (
+    TOLERATE_TAINTED,
+    dra_driver_values,
+    envoy_gateway_values,
+    prometheus_values,
+)
+from modelplane.domain.workload import GATEWAY_NAME, names
+
+# Read through this module by the ServingStack adapter and its tests.
+__all__ = [
+    "SYSTEM_NAMESPACE",
+    "Listener",
+    "Progress",
+    "Step",
+    "gate",
+    "gateway_address",
+    "read_gateway_address",
+]
 
 HELM_API = api.HELM
 EXTERNAL_NAME = "crossplane.io/external-name"
 """provider-helm names the Helm release on the cluster after this annotation."""
-SYSTEM_NAMESPACE = GATEWAY_NAMESPACE
-GATEWAY_CLASS = "modelplane-envoy"
-ENVOY_PROXY = "modelplane"
-GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 LISTENER_PORT = 80
-AKS_STORAGE_CLASS = "modelplane-rwx-fs"
-GPU_TAINT = "nvidia.com/gpu"
-POOL_LABEL = names.LABEL_POOL
 
 INFERENCE_EXTENSION_VERSION = "v1.5.0"
 """The Gateway API Inference Extension release whose CRDs llm-d's endpoint picker (router
 v0.9.0) serves."""
-INFERENCE_EXTENSION_MANIFESTS = (
-    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
-    "{version}/manifests.yaml"
-)
-KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.35.6"
-CRD_INSTALLER = "modelplane-crd-installer"
 
 
 class Component(StrEnum):
@@ -206,11 +222,6 @@ def stack_charts() -> dict[str, Chart]:
 GATEWAY_API_BUNDLE = "v1.5.1"
 """The Gateway API release whose CRDs the pinned Envoy Gateway CRD chart installs."""
 
-AI_GATEWAY_EXTENSION = "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local"
-AI_GATEWAY_EXTENSION_PORT = 1063
-"""Where Envoy Gateway's extension manager reaches the AI Gateway controller (the AI
-Gateway chart's fixed service name, in its namespace)."""
-
 DRA_NAMESPACE = CHARTS[DRA_DRIVER].namespace
 DRA_QUOTA = "modelplane-critical-pods"
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
@@ -267,19 +278,7 @@ class Credentials:
     identity: SecretKey | None = None
 
 
-@dataclass(frozen=True)
-class Listener:
-    """One listener of the workload cluster's Gateway."""
-
-    name: str
-    port: int
-    protocol: str = "HTTP"
-
-
 DEFAULT_LISTENERS = (Listener("http", LISTENER_PORT),)
-GATEWAY_TLS_SECRET = "modelplane-gateway-tls"
-"""The certificate an HTTPS listener terminates TLS with: a Secret in modelplane-system
-the platform team (or cert-manager) provides."""
 
 
 @dataclass(frozen=True)
@@ -334,49 +333,6 @@ class Stack:
         if chart.release == GATEWAY_API_CRDS:
             return self.setting(Component.ENVOY_GATEWAY).version or chart.version
         return chart.version
-
-
-@dataclass(frozen=True)
-class Step:
-    """One composed resource of the stack.
-
-    Attributes:
-        key: Its composed-resource name, stable across reconciles.
-        label: What it is, for condition messages.
-        resource: Its manifest (a Release or an Object).
-        needs: The keys of the steps that must be ready before it is composed.
-    """
-
-    key: str
-    label: str
-    resource: Mapping[str, Any]
-    needs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What to compose now, and what the stack still waits for.
-
-    Attributes:
-        composed: The steps to compose, in plan order.
-        installing: The composed steps that are not ready yet.
-        blocked: Each step not composed yet, with the labels of what it waits for.
-    """
-
-    composed: tuple[Step, ...]
-    installing: tuple[Step, ...]
-    blocked: tuple[tuple[Step, tuple[str, ...]], ...]
-
-    @property
-    def ready(self) -> bool:
-        """Tell whether every step is composed and ready."""
-        return not self.installing and not self.blocked
-
-    def waiting(self) -> list[str]:
-        """Say what the stack waits for, one phrase per step, in plan order."""
-        phrases = [f"{step.label} to become ready" for step in self.installing]
-        phrases += [f"{step.label} (after {', '.join(after)})" for step, after in self.blocked]
-        return phrases
 
 
 def wrap(
@@ -441,78 +397,6 @@ def plan(stack: Stack) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def gate(steps: Sequence[Step], observed: Mapping[str, bool]) -> Progress:
-    """Decide which steps to compose from what the observed state says.
-
-    Args:
-        steps: The plan, in order.
-        observed: Whether each composed step that exists is ready, by key; a missing key
-            is a step not created yet.
-    """
-    labels = {s.key: s.label for s in steps}
-    composed: list[Step] = []
-    installing: list[Step] = []
-    blocked: list[tuple[Step, tuple[str, ...]]] = []
-    for step in steps:
-        unmet = tuple(need for need in step.needs if not observed.get(need, False))
-        if unmet and step.key not in observed:
-            blocked.append((step, tuple(labels[n] for n in unmet)))
-            continue
-        composed.append(step)
-        if not observed.get(step.key, False):
-            installing.append(step)
-    return Progress(tuple(composed), tuple(installing), tuple(blocked))
-
-
-def gateway_address(observed_gateway: Mapping[str, Any] | None) -> str:
-    """Return the Gateway's first address from its Object's observed manifest ("" if none)."""
-    address, _ = read_gateway_address(observed_gateway)
-    return address
-
-
-_ADDRESS_PATH = ("status", "atProvider", "manifest", "status", "addresses")
-
-
-def read_gateway_address(observed_gateway: Mapping[str, Any] | None) -> tuple[str, str | None]:
-    """The Gateway's first address ("" if none), and the field that could not be read.
-
-    The Object's status is the provider's and the Gateway controller's to write; a field
-    of the wrong type there reads as no address yet, and is named (``status.atProvider
-    is a list, not an object``) so the composite can say why it waits.
-    """
-    value: Any = observed_gateway or {}
-    walked: list[str] = []
-    for key in _ADDRESS_PATH:
-        if not isinstance(value, Mapping):
-            return "", f"{'.'.join(walked)} is {_kind_of(value)}, not an object"
-        walked.append(key)
-        value = value.get(key)
-        if value is None:
-            return "", None
-    if not isinstance(value, list):
-        return "", f"{'.'.join(walked)} is {_kind_of(value)}, not a list"
-    first = value[0] if value else {}
-    if not isinstance(first, Mapping):
-        return "", f"{'.'.join(walked)}[0] is {_kind_of(first)}, not an object"
-    found = first.get("value")
-    if found is not None and not isinstance(found, str):
-        return "", f"{'.'.join(walked)}[0].value is {_kind_of(found)}, not text"
-    return found or "", None
-
-
-def _kind_of(value: Any) -> str:
-    """A JSON value's type, as a message says it."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    return "an object" if isinstance(value, Mapping) else "null"
-
-
 GATEWAY_KEY = "gateway"
 _NAMESPACE_KEY = "namespace"
 _INFERENCE_EXTENSION_KEY = "inference-extension-crds"
@@ -548,44 +432,35 @@ def _provider_configs(stack: Stack) -> list[Step]:
             "source": "Secret",
             "type": credentials.identity_type,
         }
+    config = stack.provider_config
     return [
         Step(
             key,
-            f"{stack.provider_config.kind} {stack.provider_config.name}",
-            {
-                "apiVersion": api_version,
-                "kind": stack.provider_config.kind,
-                "metadata": {
-                    "labels": _labels(),
-                    "name": stack.provider_config.name,
-                    "namespace": stack.namespace,
-                },
-                "spec": spec,
-            },
+            f"{config.kind} {config.name}",
+            manifests.provider_config(api_version, config.kind, config.name, stack.namespace, spec),
         )
         for key, api_version in PROVIDER_CONFIG_KEYS.items()
     ]
 
 
-def _object_name(stack: Stack, key: str) -> str:
-    return names.fit(f"{stack.name}-{key}")
-
-
-def _labels() -> dict[str, str]:
-    return {names.LABEL_MANAGED_BY: names.MANAGED_BY}
+def _object(
+    stack: Stack,
+    key: str,
+    label: str,
+    manifest: Mapping[str, Any],
+    needs: tuple[str, ...] = (),
+    **kw: Any,
+) -> Step:
+    """Return the step that applies ``manifest`` through a provider-kubernetes Object."""
+    name = names.fit(f"{stack.name}-{key}")
+    return Step(
+        key, label, wrap(name, stack.namespace, stack.provider_config, manifest, **kw), needs
+    )
 
 
 def _namespace(stack: Stack) -> Step:
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"labels": _labels(), "name": SYSTEM_NAMESPACE},
-    }
-    resource = wrap(
-        _object_name(stack, _NAMESPACE_KEY), stack.namespace, stack.provider_config, manifest,
-        keep=True,
-    )  # fmt: skip
-    return Step(_NAMESPACE_KEY, f"namespace {SYSTEM_NAMESPACE}", resource)
+    manifest = manifests.namespace(SYSTEM_NAMESPACE)
+    return _object(stack, _NAMESPACE_KEY, f"namespace {SYSTEM_NAMESPACE}", manifest, keep=True)
 
 
 def _release(stack: Stack, release: str, needs: tuple[str, ...] = ()) -> Step:
@@ -607,7 +482,7 @@ def _release(stack: Stack, release: str, needs: tuple[str, ...] = ()) -> Step:
         "kind": "Release",
         "metadata": {
             "annotations": {EXTERNAL_NAME: chart.release},
-            "name": _object_name(stack, chart.release),
+            "name": names.fit(f"{stack.name}-{chart.release}"),
             "namespace": stack.namespace,
         },
         "spec": {"forProvider": for_provider, "providerConfigRef": stack.provider_config.ref()},
@@ -630,17 +505,17 @@ def _values(stack: Stack, release: str) -> dict[str, Any]:
                 }
             }
         case "envoy-gateway":
-            return _envoy_gateway_values(stack)
+            return envoy_gateway_values(stack.enabled(Component.AI_GATEWAY))
         case "prometheus":
-            return _prometheus_values()
+            return prometheus_values()
         case "node-feature-discovery":
             # GPU nodes are tainted; NFD must label them to be found.
-            return {"worker": {"tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}}
+            return {"worker": {"tolerations": [dict(TOLERATE_TAINTED)]}}
         case "dra-driver-nvidia-gpu":
-            return _dra_driver_values(stack.cloud)
+            return dra_driver_values(DRIVER_ROOTS.get(stack.cloud, "/"))
         case "aws-dranet":
             # EFA nodes are GPU nodes, tainted; the chart picks EFA instance types itself.
-            return {"tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}
+            return {"tolerations": [dict(TOLERATE_TAINTED)]}
         case "csi-mounted-fs-path":
             # Each volume is a directory under dataDir: it must be on the shared
             # filesystem every node group mounts, so all nodes see the same volumes.
@@ -653,220 +528,35 @@ def _values(stack: Stack, release: str) -> dict[str, Any]:
             return {}
 
 
-def _envoy_gateway_values(stack: Stack) -> dict[str, Any]:
-    envoy_gateway: dict[str, Any] = {
-        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True},
-    }
-    if stack.enabled(Component.AI_GATEWAY):
-        # The AI Gateway translates InferencePool backends (and AI routes) into Envoy
-        # config through these hooks; Envoy Gateway has no InferencePool support of its own.
-        everything = {"includeAll": True}
-        envoy_gateway["extensionManager"] = {
-            "backendResources": [
-                {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
-            ],
-            "hooks": {
-                "xdsTranslator": {
-                    "post": ["Translation", "Cluster", "Route"],
-                    "translation": {
-                        "cluster": everything,
-                        "listener": everything,
-                        "route": everything,
-                        "secret": everything,
-                    },
-                }
-            },
-            "service": {
-                "fqdn": {"hostname": AI_GATEWAY_EXTENSION, "port": AI_GATEWAY_EXTENSION_PORT}
-            },
-        }
-    # The CRD Release owns every CRD; the chart's own copy (and its Gateway API upgrade
-    # policy, which the CRD chart renders too) would collide with it.
-    return {"config": {"envoyGateway": envoy_gateway}, "crds": {"enabled": False}}
-
-
-def _prometheus_values() -> dict[str, Any]:
-    everywhere = {
-        "podMonitorNamespaceSelector": {},
-        "podMonitorSelector": {},
-        "podMonitorSelectorNilUsesHelmValues": False,
-        "serviceMonitorNamespaceSelector": {},
-        "serviceMonitorSelector": {},
-        "serviceMonitorSelectorNilUsesHelmValues": False,
-    }
-    # fullnameOverride names the Prometheus service prometheus-prometheus, as the docs say.
-    return {"fullnameOverride": "prometheus", "prometheus": {"prometheusSpec": everywhere}}
-
-
-def _dra_driver_values(cloud: Cloud) -> dict[str, Any]:
-    def present(key: str) -> dict[str, Any]:
-        return {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
-
-    on_gpu_nodes = {
-        "nodeSelectorTerms": [
-            # node-feature-discovery's NVIDIA PCI vendor label, the GPU operator's label,
-            # or a Modelplane GPU pool.
-            present("feature.node.kubernetes.io/pci-10de.present"),
-            present("nvidia.com/gpu.present"),
-            {"matchExpressions": [{"key": POOL_LABEL, "operator": "Exists"}]},
-        ]
-    }
-    return {
-        "gpuResourcesEnabledOverride": True,
-        "kubeletPlugin": {
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": (
-                on_gpu_nodes
-            )}},
-            "tolerations": [{"effect": "NoSchedule", "key": GPU_TAINT, "operator": "Exists"}],
-        },
-        "nvidiaDriverRoot": DRIVER_ROOTS.get(cloud, "/"),
-        # ComputeDomains (multi-node NVLink) need a controller on control-plane nodes,
-        # which managed clusters do not have.
-        "resources": {"computeDomains": {"enabled": False}, "gpus": {"enabled": True}},
-    }  # fmt: skip
-
-
 def _dra_driver(stack: Stack) -> list[Step]:
     """Return the DRA driver's namespace, the quota its critical pods need, and its Release."""
-    namespace = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"labels": _labels(), "name": DRA_NAMESPACE},
-    }
-    quota = {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"labels": _labels(), "name": DRA_QUOTA, "namespace": DRA_NAMESPACE},
-        "spec": {
-            "hard": {"pods": CRITICAL_PODS},
-            "scopeSelector": {
-                "matchExpressions": [
-                    {
-                        "operator": "In",
-                        "scopeName": "PriorityClass",
-                        "values": list(CRITICAL_PRIORITY_CLASSES),
-                    }
-                ]
-            },
-        },
-    }
-
-    def step(
-        key: str, label: str, manifest: Mapping[str, Any], needs: tuple[str, ...] = (), **kw: Any
-    ) -> Step:
-        name = _object_name(stack, key)
-        resource = wrap(name, stack.namespace, stack.provider_config, manifest, **kw)
-        return Step(key, label, resource, needs)
-
+    quota = manifests.critical_pods_quota(
+        DRA_QUOTA, DRA_NAMESPACE, CRITICAL_PODS, CRITICAL_PRIORITY_CLASSES
+    )
+    namespace = manifests.namespace(DRA_NAMESPACE)
     quota_label = f"ResourceQuota {DRA_NAMESPACE}/{DRA_QUOTA}"
     return [
-        step(_DRA_NAMESPACE_KEY, f"namespace {DRA_NAMESPACE}", namespace, keep=True),
-        step(_DRA_QUOTA_KEY, quota_label, quota, (_DRA_NAMESPACE_KEY,)),
+        _object(stack, _DRA_NAMESPACE_KEY, f"namespace {DRA_NAMESPACE}", namespace, keep=True),
+        _object(stack, _DRA_QUOTA_KEY, quota_label, quota, (_DRA_NAMESPACE_KEY,)),
         _release(stack, DRA_DRIVER, needs=(_DRA_QUOTA_KEY,)),
     ]
 
 
 def _inference_extension(stack: Stack) -> list[Step]:
     version = stack.setting(Component.INFERENCE_EXTENSION).version or INFERENCE_EXTENSION_VERSION
-    rbac = _crd_installer_rbac()
+    rbac = manifests.crd_installer_rbac()
     steps = [
-        Step(
-            key,
-            f"{manifest['kind']} {CRD_INSTALLER}",
-            wrap(_object_name(stack, key), stack.namespace, stack.provider_config, manifest),
-            (_NAMESPACE_KEY,),
-        )
+        _object(stack, key, f"{manifest['kind']} {CRD_INSTALLER}", manifest, (_NAMESPACE_KEY,))
         for key, manifest in rbac
     ]
-    job = _crd_job(version)
     steps.append(
-        Step(
-            _INFERENCE_EXTENSION_KEY,
-            f"the Inference Extension CRDs {version}",
-            wrap(
-                _object_name(stack, _INFERENCE_EXTENSION_KEY), stack.namespace,
-                stack.provider_config, job, ready_when=objects.job_query(),
-            ),
-            (_NAMESPACE_KEY, *(key for key, _ in rbac)),
+        _object(
+            stack, _INFERENCE_EXTENSION_KEY, f"the Inference Extension CRDs {version}",
+            manifests.crd_job(version), (_NAMESPACE_KEY, *(key for key, _ in rbac)),
+            ready_when=objects.job_query(),
         )
     )  # fmt: skip
     return steps
-
-
-def _crd_installer_rbac() -> list[tuple[str, dict[str, Any]]]:
-    meta = {"labels": _labels(), "name": CRD_INSTALLER}
-    return [
-        (
-            "crd-installer-serviceaccount",
-            {"apiVersion": "v1", "kind": "ServiceAccount",
-             "metadata": {**meta, "namespace": SYSTEM_NAMESPACE}},
-        ),
-        (
-            "crd-installer-clusterrole",
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": meta,
-                "rules": [{
-                    "apiGroups": ["apiextensions.k8s.io"],
-                    "resources": ["customresourcedefinitions"],
-                    "verbs": ["create", "get", "list", "patch", "update"],
-                }],
-            },
-        ),
-        (
-            "crd-installer-clusterrolebinding",
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": meta,
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                            "name": CRD_INSTALLER},
-                "subjects": [{"kind": "ServiceAccount", "name": CRD_INSTALLER,
-                              "namespace": SYSTEM_NAMESPACE}],
-            },
-        ),
-    ]  # fmt: skip
-
-
-def _crd_job(version: str) -> dict[str, Any]:
-    """Return the Job that applies the Inference Extension's CRDs at ``version``.
-
-    A Job's pod template is immutable, so the name carries the version: a new version
-    is a new Job (the old one goes with its Object).
-    """
-    url = INFERENCE_EXTENSION_MANIFESTS.format(version=version)
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "labels": _labels(),
-            "name": names.fit(f"inference-extension-crds-{_dns(version)}"),
-            "namespace": SYSTEM_NAMESPACE,
-        },
-        "spec": {
-            "backoffLimit": 6,
-            "template": {
-                "metadata": {"labels": _labels()},
-                "spec": {
-                    "containers": [{
-                        "args": ["apply", "--server-side", "--force-conflicts", "-f", url],
-                        "command": ["kubectl"],
-                        "image": KUBECTL_IMAGE,
-                        "name": "apply",
-                    }],
-                    "restartPolicy": "Never",
-                    "serviceAccountName": CRD_INSTALLER,
-                },
-            },
-        },
-    }  # fmt: skip
-
-
-def _dns(text: str) -> str:
-    """Return ``text`` with every character a DNS label can't hold turned into ``-``."""
-    cleaned = "".join(c if c.isascii() and c.isalnum() else "-" for c in text.lower())
-    return cleaned.strip("-") or "x"
 
 
 def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
@@ -879,76 +569,17 @@ def _gateway(stack: Stack, planned: Iterable[str]) -> list[Step]:
         else (_NAMESPACE_KEY, GATEWAY_API_CRDS)
     )
     needs = tuple(key for key in wanted if key in present)
-    ns = SYSTEM_NAMESPACE
-    proxy = {
-        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
-        "kind": "EnvoyProxy",
-        "metadata": {"labels": _labels(), "name": ENVOY_PROXY, "namespace": ns},
-        "spec": {"provider": {"kubernetes": {"envoyService": {
-            "externalTrafficPolicy": "Cluster", "type": "LoadBalancer",
-        }}, "type": "Kubernetes"}},
-    }  # fmt: skip
-    gateway_class = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "GatewayClass",
-        "metadata": {"labels": _labels(), "name": GATEWAY_CLASS},
-        "spec": {
-            "controllerName": GATEWAY_CONTROLLER,
-            "parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy",
-                              "name": ENVOY_PROXY, "namespace": ns},
-        },
-    }  # fmt: skip
-    gateway = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"labels": _labels(), "name": GATEWAY_NAME, "namespace": ns},
-        "spec": {
-            "gatewayClassName": GATEWAY_CLASS,
-            "listeners": [_listener(listener) for listener in stack.listeners],
-        },
-    }
-
-    def step(key: str, label: str, manifest: dict[str, Any], ready: str | None) -> Step:
-        name = _object_name(stack, key)
-        resource = wrap(name, stack.namespace, stack.provider_config, manifest, ready_when=ready)
-        return Step(key, label, resource, needs)
-
+    gateway = f"Gateway {SYSTEM_NAMESPACE}/{GATEWAY_NAME}"
     return [
-        step("envoy-proxy", f"EnvoyProxy {ENVOY_PROXY}", proxy, None),
-        step("gateway-class", f"GatewayClass {GATEWAY_CLASS}", gateway_class,
-             objects.condition_query("Accepted")),
-        step(GATEWAY_KEY, f"Gateway {ns}/{GATEWAY_NAME}", gateway, objects.condition_query("Programmed")),
+        _object(stack, "envoy-proxy", f"EnvoyProxy {ENVOY_PROXY}", manifests.envoy_proxy(), needs,
+                ready_when=None),
+        _object(stack, "gateway-class", f"GatewayClass {GATEWAY_CLASS}", manifests.gateway_class(),
+                needs, ready_when=objects.condition_query("Accepted")),
+        _object(stack, GATEWAY_KEY, gateway, manifests.gateway(stack.listeners), needs,
+                ready_when=objects.condition_query("Programmed")),
     ]  # fmt: skip
 
 
-def _listener(listener: Listener) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "allowedRoutes": {"namespaces": {"from": "All"}},
-        "name": listener.name,
-        "port": listener.port,
-        "protocol": listener.protocol,
-    }
-    if listener.protocol == "HTTPS":
-        found["tls"] = {
-            "certificateRefs": [{"group": "", "kind": "Secret", "name": GATEWAY_TLS_SECRET}],
-            "mode": "Terminate",
-        }
-    return found
-
-
 def _aks_storage_class(stack: Stack) -> Step:
-    manifest = {
-        "allowVolumeExpansion": True,
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"labels": _labels(), "name": AKS_STORAGE_CLASS},
-        "mountOptions": ["nconnect=4", "noresvport", "actimeo=30"],
-        "parameters": {"protocol": "nfs", "skuName": "Premium_LRS"},
-        "provisioner": "file.csi.azure.com",
-        "reclaimPolicy": "Delete",
-        "volumeBindingMode": "Immediate",
-    }
-    resource = wrap(
-        _object_name(stack, "storage-class"), stack.namespace, stack.provider_config, manifest
-    )
-    return Step("storage-class", f"StorageClass {AKS_STORAGE_CLASS}", resource)
+    label = f"StorageClass {AKS_STORAGE_CLASS}"
+    return _object(stack, "storage-class", label, manifests.aks_storage_class())

@@ -100,14 +100,9 @@ def _pool_chart(simulation: rs.Simulation, mode: str, title: str) -> svg.Chart:
         name = f"{cluster} / {pool}"
         tips = [_pool_tip(name, p) if p else f"{name}: not published" for p in found]
         used = [p.used if p else None for p in found]
-        series.append(svg.Series(f"{name} used", used, n, tips=tips))
         nodes = [p.nodes if p else None for p in found]
-        color = svg.COLORS[n % len(svg.COLORS)]
-        series.append(svg.Series(f"{name} nodes", nodes, n, color=color, dash="1 3", thin=True))
-    return svg.Chart(
-        f"pool-use-{mode}", title, _labels(simulation), "nodes", series,
-        _short_steps(simulation, mode),
-    )  # fmt: skip
+        series += _against(n, (f"{name} used", used, tips), (f"{name} nodes", nodes), "1 3")
+    return _chart(simulation, mode, "pool-use", title, "nodes", series)
 
 
 def _pool_tip(name: str, pool: rs.PoolUse) -> str:
@@ -126,14 +121,32 @@ def _replicas_chart(simulation: rs.Simulation, mode: str, title: str) -> svg.Cha
         found = [_deployment_at(s.modes[mode], name) for s in simulation.steps]
         placed = [d.placed if d else None for d in found]
         tips = [f"{name}: {d.placed} of {d.wanted} placed" if d else "" for d in found]
-        series.append(svg.Series(f"{name} placed", placed, n, tips=tips))
         wanted = [d.wanted if d else None for d in found]
-        color = svg.COLORS[n % len(svg.COLORS)]
-        series.append(svg.Series(f"{name} wanted", wanted, n, color=color, dash="6 4", thin=True))
-    return svg.Chart(
-        f"replicas-{mode}", title, _labels(simulation), "replicas", series,
-        _short_steps(simulation, mode),
-    )  # fmt: skip
+        series += _against(n, (f"{name} placed", placed, tips), (f"{name} wanted", wanted), "6 4")
+    return _chart(simulation, mode, "replicas", title, "replicas", series)
+
+
+Values = list[int | None]
+
+
+def _against(
+    style: int, measured: tuple[str, Values, list[str]], bound: tuple[str, Values], dash: str
+) -> list[svg.Series]:
+    """A measured series (with tips) and the bound it is read against: thin, dashed, same color."""
+    name, values, tips = measured
+    color = svg.COLORS[style % len(svg.COLORS)]
+    return [
+        svg.Series(name, values, style, tips=tips),
+        svg.Series(bound[0], bound[1], style, color=color, dash=dash, thin=True),
+    ]
+
+
+def _chart(
+    simulation: rs.Simulation, mode: str, key: str, title: str, unit: str, series: list[svg.Series]
+) -> svg.Chart:
+    """A chart of the steps of one mode (its id ``<key>-<mode>``)."""
+    steps = _short_steps(simulation, mode)
+    return svg.Chart(f"{key}-{mode}", title, _labels(simulation), unit, series, steps)
 
 
 def _deployment_at(result: rs.ModeResult, name: str) -> rs.DeploymentRecord | None:

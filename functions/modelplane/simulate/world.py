@@ -46,7 +46,7 @@ from modelplane.domain import naming
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
-from modelplane.simulate import nodes
+from modelplane.simulate import edits, nodes
 from modelplane.simulate import scenario as sc
 
 # Where a healthy cluster given without status serves; only its presence matters to the
@@ -57,10 +57,6 @@ DELETED = "its ModelDeployment was deleted"
 EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str]  # (namespace, name)
-
-
-class EventError(ValueError):
-    """An event that does not apply to the fleet as it is then (an unknown cluster, say)."""
 
 
 @dataclass
@@ -171,7 +167,7 @@ class World:
         doc = self.clusters[name]
         found = self._cluster_structs.get(name)
         if found is None or found[0] is not doc:
-            found = (doc, as_struct(_counted(doc, self.capacity)))
+            found = (doc, as_struct(edits.counted(doc, self.capacity)))
             self._cluster_structs[name] = found
         return found[1]
 
@@ -215,7 +211,7 @@ class World:
         """
         try:
             removed = self._apply(located.event)
-        except EventError as exc:
+        except edits.EventError as exc:
             msg = f"{located.where}: {exc}"
             raise sc.ScenarioError(msg) from None
         self.settle_objects(located.where)
@@ -231,36 +227,18 @@ class World:
             case sc.EditDeployment():
                 self._edit(event)
             case sc.Taint(cluster, key, effect, value):
-                spec = self._cluster_spec(cluster)
-                kept = [
-                    t
-                    for t in spec.get("taints") or []
-                    if (t.get("key"), t.get("effect")) != (key, effect)
-                ]
-                spec["taints"] = [
-                    *kept,
-                    {"key": key, "effect": effect, **({"value": value} if value else {})},
-                ]
+                edits.taint(self._cluster_spec(cluster), key, effect, value)
             case sc.Untaint(cluster, key, effect):
-                spec = self._cluster_spec(cluster)
-                taints = spec.get("taints") or []
-                kept = [
-                    t
-                    for t in taints
-                    if not (t.get("key") == key and effect in ("", t.get("effect")))
-                ]
-                if len(kept) == len(taints):
-                    msg = f"InferenceCluster {cluster} has no taint {key}{':' + effect if effect else ''}"
-                    raise EventError(msg)
-                spec["taints"] = kept
+                edits.untaint(self._cluster_spec(cluster), cluster, key, effect)
             case sc.AddPool(cluster, pool):
                 self._add_pool(cluster, pool)
             case sc.RemovePool(cluster, pool):
-                self._remove_pool(cluster, pool)
+                edits.remove_pool(*self._pool_of(cluster, pool), pool)
             case sc.SetPoolNodes(cluster, pool, nodes):
-                self._resize_pool(cluster, pool, nodes)
+                edits.resize_pool(*self._pool_of(cluster, pool), pool, nodes)
             case sc.SetClusterReady(cluster, ready):
-                self._set_ready(cluster, ready)
+                self._cluster_spec(cluster)  # checks it exists; copies the document
+                edits.set_ready(self.clusters[cluster].setdefault("status", {}), ready)
             case sc.NodesDown(cluster, pool, count, how):
                 self._nodes_down(cluster, pool, count, how)
             case sc.RestoreNodes(cluster, pool):
@@ -272,10 +250,14 @@ class World:
 
     def _check_pool(self, cluster: str, pool: str) -> None:
         spec = self._cluster_spec(cluster)
-        names = _pool_names(spec, self.clusters[cluster].get("status") or {})
-        if pool not in names:
-            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(names)) or 'none'})"
-            raise EventError(msg)
+        edits.check_pool(cluster, spec, self.clusters[cluster].get("status") or {}, pool)
+
+    def _pool_of(self, cluster: str, pool: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A cluster's spec and status, copied for an edit of ``pool``, which it must have."""
+        spec = self._cluster_spec(cluster)
+        status: dict[str, Any] = self.clusters[cluster].setdefault("status", {})
+        edits.check_pool(cluster, spec, status, pool)
+        return spec, status
 
     def _nodes_down(self, cluster: str, pool: str, count: int, how: str) -> None:
         self._check_pool(cluster, pool)
@@ -319,8 +301,8 @@ class World:
         found = name if kind in ("InferenceClass", "InferenceCluster") else key
         if found not in store:
             ref = f"{namespace}/{name}" if namespace else name
-            msg = f"no {kind} {ref} to delete{_known(store)}"
-            raise EventError(msg)
+            msg = f"no {kind} {ref} to delete{edits.known(store)}"
+            raise edits.EventError(msg)
         del store[found]
         if kind != "ModelDeployment":
             return []
@@ -332,40 +314,18 @@ class World:
     def _edit(self, edit: sc.EditDeployment) -> None:
         key = (edit.namespace, edit.name)
         if key not in self.deployments:
-            msg = (
-                f"no ModelDeployment {edit.namespace}/{edit.name} to edit{_known(self.deployments)}"
-            )
-            raise EventError(msg)
-        doc = copy.deepcopy(self.deployments[key])
-        spec = doc.setdefault("spec", {})
-        template = spec.setdefault("template", {}).setdefault("spec", {})
-        if edit.replicas is not None:
-            spec["replicas"] = edit.replicas
-        if edit.sets_cluster_selector:
-            if edit.cluster_selector:
-                template["clusterSelector"] = {"matchLabels": dict(edit.cluster_selector)}
-            else:
-                template.pop("clusterSelector", None)
-        if edit.tolerations is not None:
-            template["tolerations"] = [dict(t) for t in edit.tolerations]
-        engines = {e.get("name"): e for e in template.get("engines") or [] if isinstance(e, dict)}
-        for engine, copies in edit.copies:
-            _engine(engines, engine)["copies"] = copies
-        for selectors in edit.device_selectors:
-            _device(_engine(engines, selectors.engine), selectors)["selectors"] = [
-                {"cel": c} for c in selectors.cel
-            ]
-        if edit.image is not None:
-            _set_image(template, edit.image)
-            if not edit.starts:
-                self.bad_images.add(edit.image)
-        self.deployments[key] = doc
+            known = edits.known(self.deployments)
+            msg = f"no ModelDeployment {edit.namespace}/{edit.name} to edit{known}"
+            raise edits.EventError(msg)
+        self.deployments[key] = edits.edit_deployment(self.deployments[key], edit)
+        if edit.image is not None and not edit.starts:
+            self.bad_images.add(edit.image)
 
     def _cluster_spec(self, name: str) -> dict[str, Any]:
         """The spec of a cluster, replaced by a copy so that its readings start afresh."""
         if name not in self.clusters:
-            msg = f"no InferenceCluster {name}{_known(self.clusters)}"
-            raise EventError(msg)
+            msg = f"no InferenceCluster {name}{edits.known(self.clusters)}"
+            raise edits.EventError(msg)
         doc = copy.deepcopy(self.clusters[name])
         self.clusters[name] = doc
         spec: dict[str, Any] = doc.setdefault("spec", {})
@@ -376,50 +336,11 @@ class World:
         pools = spec.setdefault("nodePools", [])
         if any(p.get("name") == pool["name"] for p in pools):
             msg = f"InferenceCluster {cluster} already has a pool {pool['name']}"
-            raise EventError(msg)
+            raise edits.EventError(msg)
         if pool["className"] not in self.classes:
-            msg = f"no InferenceClass {pool['className']} to publish pool {pool['name']} from{_known(self.classes)}"
-            raise EventError(msg)
+            msg = f"no InferenceClass {pool['className']} to publish pool {pool['name']} from{edits.known(self.classes)}"
+            raise edits.EventError(msg)
         pools.append(dict(pool))
-
-    def _remove_pool(self, cluster: str, pool: str) -> None:
-        spec = self._cluster_spec(cluster)
-        status = self.clusters[cluster].setdefault("status", {})
-        before = _pool_names(spec, status)
-        if pool not in before:
-            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(before)) or 'none'})"
-            raise EventError(msg)
-        spec["nodePools"] = [p for p in spec.get("nodePools") or [] if p.get("name") != pool]
-        status["gpuPools"] = [p for p in status.get("gpuPools") or [] if p.get("name") != pool]
-
-    def _resize_pool(self, cluster: str, pool: str, nodes: int) -> None:
-        spec = self._cluster_spec(cluster)
-        status = self.clusters[cluster].setdefault("status", {})
-        before = _pool_names(spec, status)
-        if pool not in before:
-            msg = f"InferenceCluster {cluster} has no pool {pool} (it has: {', '.join(sorted(before)) or 'none'})"
-            raise EventError(msg)
-        for declared in spec.get("nodePools") or []:
-            if declared.get("name") == pool:
-                # The scheduler counts maxNodeCount where a pool autoscales (decisions.md).
-                declared["nodeCount"] = nodes
-                if "maxNodeCount" in declared:
-                    declared["maxNodeCount"] = nodes
-                if "minNodeCount" in declared:
-                    declared["minNodeCount"] = min(declared["minNodeCount"], nodes)
-        for published in status.get("gpuPools") or []:
-            if published.get("name") == pool:
-                published["nodes"] = nodes
-
-    def _set_ready(self, cluster: str, ready: bool) -> None:
-        self._cluster_spec(cluster)  # checks it exists; copies the document
-        status = self.clusters[cluster].setdefault("status", {})
-        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
-        reason = "Available" if ready else "Unavailable"
-        status["conditions"] = [
-            *conditions,
-            {"type": "Ready", "status": "True" if ready else "False", "reason": reason},
-        ]
 
     # --- publishing and checking ------------------------------------------------------------------
 
@@ -531,33 +452,15 @@ class World:
                 changed = True
         scheduler = nodes.Scheduler(clusters, [(f, r.started_at) for r, f in read if r.started])
         for replica, found in sorted(read, key=lambda p: (p[1].created, p[0].name)):
-            if replica.started or (self.bad_images and _images(replica.manifest) & self.bad_images):
+            if replica.started or (
+                self.bad_images and edits.images(replica.manifest) & self.bad_images
+            ):
                 continue  # started, or on an image that never turns Ready
             self._clock += 1
             if scheduler.start(found, self._clock):
                 replica.started, replica.started_at = True, self._clock
                 changed = True
         return changed
-
-
-def _set_image(template: dict[str, Any], image: str) -> None:
-    """Set the engine container's image of every member of every engine (a template edit)."""
-    for engine in template.get("engines") or ():
-        for member in engine.get("members") or ():
-            pod = (member.get("template") or {}).get("spec") or {}
-            for container in pod.get("containers") or ():
-                if container.get("name") == "engine":
-                    container["image"] = image
-
-
-def _images(manifest: Mapping[str, Any]) -> set[str]:
-    """The images a replica's engine containers run."""
-    return {
-        str(c.get("image"))
-        for e in (manifest.get("spec") or {}).get("engines") or ()
-        for m in e.get("members") or ()
-        for c in ((m.get("template") or {}).get("spec") or {}).get("containers") or ()
-    }
 
 
 def _check(where: str, what: str, read: Callable[[], object]) -> None:
@@ -618,52 +521,3 @@ def _declared_pool(raw: Mapping[str, Any], where: str) -> cluster_domain.Pool:
         max_node_count=counts["maxNodeCount"],
         capacity=capacity,
     )
-
-
-def _counted(doc: dict[str, Any], capacity: str | None) -> dict[str, Any]:
-    """A cluster with every published pool counted as ``capacity`` (None: as published)."""
-    status = doc.get("status")
-    if capacity is None or not isinstance(status, dict) or not status.get("gpuPools"):
-        return doc
-    pools = []
-    for published in status["gpuPools"]:
-        if not isinstance(published, Mapping):
-            pools.append(published)
-            continue
-        pool = {k: v for k, v in published.items() if k != "capacity"}
-        if capacity == "Devices":  # published as the InferenceCluster function does
-            pool["capacity"] = capacity
-        pools.append(pool)
-    return {**doc, "status": {**status, "gpuPools": pools}}
-
-
-def _pool_names(spec: Mapping[str, Any], status: Mapping[str, Any]) -> set[str]:
-    declared = {p.get("name") for p in spec.get("nodePools") or [] if isinstance(p, Mapping)}
-    published = {p.get("name") for p in status.get("gpuPools") or [] if isinstance(p, Mapping)}
-    return {str(n) for n in declared | published if n}
-
-
-def _engine(engines: Mapping[Any, dict[str, Any]], name: str) -> dict[str, Any]:
-    if name not in engines:
-        have = ", ".join(sorted(str(e) for e in engines)) or "none"
-        msg = f"the deployment has no engine {name} (it has: {have})"
-        raise EventError(msg)
-    return engines[name]
-
-
-def _device(engine: dict[str, Any], edit: sc.DeviceSelectors) -> dict[str, Any]:
-    for member in engine.get("members") or []:
-        if member.get("role") != edit.role:
-            continue
-        for device in (member.get("nodeSelector") or {}).get("devices") or []:
-            if device.get("name") == edit.device:
-                found: dict[str, Any] = device
-                return found
-    msg = f"engine {edit.engine} has no {edit.role} member with a device request {edit.device}"
-    raise EventError(msg)
-
-
-def _known(store: Mapping[Any, Any]) -> str:
-    names = sorted("/".join(k) if isinstance(k, tuple) else str(k) for k in store)
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return f" (the fleet has: {shown or 'none'})"

@@ -45,13 +45,23 @@ the cluster through a provider-kubernetes Object.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from modelplane.domain import api, stack
+from modelplane.domain import api
+from modelplane.domain.clouds.aws import (
+    EC2,
+    EFS,
+    EKS,
+    IAM,
+    POD_IDENTITY,
+    Manifests,
+    assume_policy,
+    mr,
+    pod_identity,
+)
 from modelplane.domain.clouds.common import (
     EFA,
     GPU_TAINT,
@@ -60,31 +70,30 @@ from modelplane.domain.clouds.common import (
     POOL_LABEL,
     SYSTEM_LABEL,
     CloudCluster,
-    ClusterError,
     GpuPool,
     autoscales,
-    managed,
     on_cluster,
-    pool_zones,
     provider_configs,
     ref,
     resource_name,
     scaling,
     selector,
 )
+from modelplane.domain.clouds.eks_autoscaler import (
+    AUTOSCALER_CHART,
+    autoscaler_identity,
+    autoscaler_release,
+)
+from modelplane.domain.clouds.eks_network import VPC_CIDR, network, subnet_role, zones
 
-EC2 = "ec2.aws.m.upbound.io/v1beta1"
-IAM = "iam.aws.m.upbound.io/v1beta1"
-EKS = "eks.aws.m.upbound.io/v1beta1"
-EFS = "efs.aws.m.upbound.io/v1beta1"
+# Read through this module by the EKSCluster adapter and its tests.
+__all__ = ["AUTOSCALER_CHART", "VPC_CIDR", "zones"]
+
 KUBERNETES = api.KUBERNETES_OBJECT
 
 DEFAULT_VERSION = "1.35"
 """The default Kubernetes minor: DRA, which GPU claims need, is on by default from 1.34."""
 STORAGE_CLASS = "modelplane-rwx-efs"
-VPC_CIDR = "10.0.0.0/16"
-MAX_ZONES = 8  # private /20s fill 10.0.0.0/17, public /24s sit in 10.0.128.0/17
-ZONES = 3
 ADDONS = ("coredns", "kube-proxy", "vpc-cni", "eks-pod-identity-agent", "aws-efs-csi-driver")
 SYSTEM_AMI = "AL2023_x86_64_STANDARD"
 GPU_AMI = "AL2023_x86_64_NVIDIA"
@@ -98,12 +107,7 @@ NODE_POLICIES = {
 EFS_CSI_POLICY = POLICY + "service-role/AmazonEFSCSIDriverPolicy"
 EFS_CSI_ACCOUNTS = {"controller": "efs-csi-controller-sa", "node": "efs-csi-node-sa"}
 """The EFS CSI driver add-on's service accounts (kube-system), each given its role."""
-POD_IDENTITY = "pods.eks.amazonaws.com"
 NFS_PORT = 2049
-AUTOSCALER_ACCOUNT = "cluster-autoscaler"
-AUTOSCALER_NAMESPACE = "kube-system"
-AUTOSCALER_CHART = stack.CHARTS[stack.CLUSTER_AUTOSCALER]
-"""The cluster autoscaler's Helm chart, pinned in the one chart table."""
 # Composed keys the adapter reads back from observed state.
 CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
@@ -117,8 +121,6 @@ WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, HELM_CONFIG_KEY, STORAGE_CLASS_KEY, AUTOSC
 
 EFA_SECURITY_GROUP_KEY = "efa-security-group"
 ALL_TRAFFIC = "-1"
-
-Manifests = dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -155,25 +157,6 @@ def waiting_efa_pools(cluster: CloudCluster, groups: EfaGroups) -> list[str]:
     return [p.name for p in efa_pools(cluster) if p.name not in groups.running_without]
 
 
-def zones(cluster: CloudCluster) -> list[str]:
-    """Return the cluster's zones: every pool's, padded to three from the region's a, b, c.
-
-    Raises:
-        ClusterError: The pools name more zones than the VPC has subnets for.
-    """
-    found = pool_zones(cluster)
-    for letter in "abc":
-        if len(found) >= ZONES:
-            break
-        candidate = f"{cluster.region}{letter}"
-        if candidate not in found:
-            found.append(candidate)
-    if len(found) > MAX_ZONES:
-        msg = f"the pools name {len(found)} zones; an EKSCluster spans at most {MAX_ZONES}"
-        raise ClusterError(msg)
-    return sorted(found)
-
-
 def resources(cluster: CloudCluster, efa: EfaGroups | None = None) -> Manifests:
     """Return every managed resource the cluster needs, by composed key.
 
@@ -186,7 +169,7 @@ def resources(cluster: CloudCluster, efa: EfaGroups | None = None) -> Manifests:
         ClusterError: The cluster cannot be laid out (see :func:`zones`).
     """
     out: Manifests = {}
-    out.update(_network(cluster, zones(cluster)))
+    out.update(network(cluster, zones(cluster)))
     out.update(_roles(cluster))
     out.update(_control_plane(cluster, zones(cluster)))
     out.update(_node_groups(cluster, zones(cluster), efa or EfaGroups()))
@@ -194,120 +177,8 @@ def resources(cluster: CloudCluster, efa: EfaGroups | None = None) -> Manifests:
     if efa_pools(cluster):
         out.update(_efa_security_group(cluster))
     if any(autoscales(pool) for pool in cluster.pools):
-        out.update(_autoscaler_identity(cluster))
+        out.update(autoscaler_identity(cluster))
     return dict(sorted(out.items()))
-
-
-def subnet_role(tier: str, zone: str) -> str:
-    """Return the role (and key) of a zone's public or private subnet."""
-    return f"subnet-{tier}-{zone}"
-
-
-def _mr(cluster: CloudCluster, api: str, kind: str, role: str, fields: Mapping[str, Any]) -> Any:
-    regional = {**fields, "region": cluster.region} if api != IAM else dict(fields)
-    return managed(cluster, api, kind, role, regional)
-
-
-def _network(cluster: CloudCluster, names: list[str]) -> Manifests:
-    vpc = selector("vpc")
-    out: Manifests = {
-        "vpc": _mr(
-            cluster,
-            EC2,
-            "VPC",
-            "vpc",
-            {
-                "cidrBlock": VPC_CIDR,
-                "enableDnsHostnames": True,
-                "enableDnsSupport": True,
-                "tags": {"Name": cluster.name},
-            },
-        ),
-        "internet-gateway": _mr(
-            cluster,
-            EC2,
-            "InternetGateway",
-            "internet-gateway",
-            {
-                "vpcIdSelector": vpc,
-            },
-        ),
-        "nat-ip": _mr(cluster, EC2, "EIP", "nat-ip", {"domain": "vpc"}),
-        "nat-gateway": _mr(
-            cluster,
-            EC2,
-            "NATGateway",
-            "nat-gateway",
-            {
-                "allocationIdSelector": selector("nat-ip"),
-                "subnetIdRef": ref(resource_name(cluster.name, subnet_role("public", names[0]))),
-            },
-        ),
-    }
-    targets = {
-        "public": ("gatewayIdSelector", "internet-gateway"),
-        "private": ("natGatewayIdSelector", "nat-gateway"),
-    }
-    for tier, (field, target) in targets.items():
-        table = f"route-table-{tier}"
-        out[table] = _mr(cluster, EC2, "RouteTable", table, {"vpcIdSelector": vpc})
-        out[f"route-{tier}-default"] = _mr(
-            cluster,
-            EC2,
-            "Route",
-            f"route-{tier}-default",
-            {
-                "routeTableIdSelector": selector(table),
-                "destinationCidrBlock": "0.0.0.0/0",
-                field: selector(target),
-            },
-        )
-    for index, zone in enumerate(names):
-        out.update(_zone_subnets(cluster, index, zone))
-    return out
-
-
-def _zone_subnets(cluster: CloudCluster, index: int, zone: str) -> Manifests:
-    cidrs = {"public": f"10.0.{128 + index}.0/24", "private": f"10.0.{16 * index}.0/20"}
-    # The tags tell the AWS load balancer integrations which subnets to use.
-    elb_tags = {"public": "kubernetes.io/role/elb", "private": "kubernetes.io/role/internal-elb"}
-    out: Manifests = {}
-    for tier, cidr in cidrs.items():
-        role = subnet_role(tier, zone)
-        out[role] = _mr(
-            cluster,
-            EC2,
-            "Subnet",
-            role,
-            {
-                "availabilityZone": zone,
-                "cidrBlock": cidr,
-                "mapPublicIpOnLaunch": tier == "public",
-                "tags": {elb_tags[tier]: "1", "Name": resource_name(cluster.name, role)},
-                "vpcIdSelector": selector("vpc"),
-            },
-        )
-        association = f"route-table-association-{tier}-{zone}"
-        out[association] = _mr(
-            cluster,
-            EC2,
-            "RouteTableAssociation",
-            association,
-            {
-                "routeTableIdSelector": selector(f"route-table-{tier}"),
-                "subnetIdRef": ref(resource_name(cluster.name, role)),
-            },
-        )
-    return out
-
-
-def _assume_policy(service: str) -> str:
-    # EKS Pod Identity also tags the role session with the pod's identity.
-    action: str | list[str] = (
-        ["sts:AssumeRole", "sts:TagSession"] if service == POD_IDENTITY else "sts:AssumeRole"
-    )
-    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": action}
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
 
 
 def _roles(cluster: CloudCluster) -> Manifests:
@@ -317,10 +188,10 @@ def _roles(cluster: CloudCluster) -> Manifests:
         ("node-role", "ec2.amazonaws.com", NODE_POLICIES),
         ("efs-csi-role", POD_IDENTITY, {"efs-csi": EFS_CSI_POLICY}),
     ):
-        out[role] = _mr(cluster, IAM, "Role", role, {"assumeRolePolicy": _assume_policy(service)})
+        out[role] = mr(cluster, IAM, "Role", role, {"assumeRolePolicy": assume_policy(service)})
         for short, arn in policies.items():
             key = f"{role}-{short}"
-            out[key] = _mr(
+            out[key] = mr(
                 cluster,
                 IAM,
                 "RolePolicyAttachment",
@@ -339,7 +210,7 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
         for zone in names
         for tier in ("private", "public")
     ]
-    eks_cluster = _mr(
+    eks_cluster = mr(
         cluster,
         EKS,
         "Cluster",
@@ -364,7 +235,7 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
     out: Manifests = {"cluster": eks_cluster}
     for addon in ADDONS:
         key = f"addon-{addon}"
-        out[key] = _mr(
+        out[key] = mr(
             cluster,
             EKS,
             "Addon",
@@ -385,7 +256,7 @@ def kubeconfig_secret(cluster: CloudCluster) -> str:
 
 def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
     """Return the ClusterAuth that writes (and refreshes) the cluster's kubeconfig Secret."""
-    auth: dict[str, Any] = _mr(
+    auth: dict[str, Any] = mr(
         cluster,
         EKS,
         "ClusterAuth",
@@ -402,7 +273,7 @@ def _efa_security_group(cluster: CloudCluster) -> Manifests:
     """Return the EFA security group and its two rules: all traffic within the group."""
     group = selector(EFA_SECURITY_GROUP_KEY)
     out: Manifests = {
-        EFA_SECURITY_GROUP_KEY: _mr(cluster, EC2, "SecurityGroup", EFA_SECURITY_GROUP_KEY, {
+        EFA_SECURITY_GROUP_KEY: mr(cluster, EC2, "SecurityGroup", EFA_SECURITY_GROUP_KEY, {
             "description": "EFA: all traffic among the cluster's EFA nodes",
             "name": resource_name(cluster.name, "efa"),
             "vpcIdSelector": selector("vpc"),
@@ -410,8 +281,8 @@ def _efa_security_group(cluster: CloudCluster) -> Manifests:
     }  # fmt: skip
     # Each kind spelled out: the activation policy's static scan reads the literal pairs.
     rules = {
-        "ingress": _mr(cluster, EC2, "SecurityGroupIngressRule", "efa-ingress-self", {}),
-        "egress": _mr(cluster, EC2, "SecurityGroupEgressRule", "efa-egress-self", {}),
+        "ingress": mr(cluster, EC2, "SecurityGroupIngressRule", "efa-ingress-self", {}),
+        "egress": mr(cluster, EC2, "SecurityGroupEgressRule", "efa-egress-self", {}),
     }
     for direction, rule in rules.items():
         rule["spec"]["forProvider"].update({
@@ -459,7 +330,7 @@ def _node_group(
     init: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     subnets = [ref(resource_name(cluster.name, subnet_role("private", zone))) for zone in names]
-    group = _mr(
+    group = mr(
         cluster,
         EKS,
         "NodeGroup",
@@ -534,12 +405,12 @@ def launch_template(
                 "ebs": {"volumeSize": pool.disk_size_gb, "volumeType": "gp3"},
             }
         ]
-    return dict(_mr(cluster, EC2, "LaunchTemplate", role, fields))
+    return dict(mr(cluster, EC2, "LaunchTemplate", role, fields))
 
 
 def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
     out: Manifests = {
-        "efs": _mr(
+        "efs": mr(
             cluster,
             EFS,
             "FileSystem",
@@ -550,7 +421,7 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
                 "throughputMode": "elastic",
             },
         ),
-        "efs-security-group": _mr(
+        "efs-security-group": mr(
             cluster,
             EC2,
             "SecurityGroup",
@@ -561,7 +432,7 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
                 "vpcIdSelector": selector("vpc"),
             },
         ),
-        "efs-nfs-ingress": _mr(
+        "efs-nfs-ingress": mr(
             cluster,
             EC2,
             "SecurityGroupIngressRule",
@@ -577,10 +448,10 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
     }
     for short, account in EFS_CSI_ACCOUNTS.items():
         key = f"efs-csi-{short}-pod-identity"
-        out[key] = _pod_identity(cluster, key, "kube-system", account, "efs-csi-role")
+        out[key] = pod_identity(cluster, key, "kube-system", account, "efs-csi-role")
     for zone in names:
         key = f"efs-mount-target-{zone}"
-        out[key] = _mr(
+        out[key] = mr(
             cluster,
             EFS,
             "MountTarget",
@@ -592,99 +463,6 @@ def _file_system(cluster: CloudCluster, names: list[str]) -> Manifests:
             },
         )
     return out
-
-
-def _pod_identity(
-    cluster: CloudCluster, role: str, namespace: str, account: str, iam_role: str
-) -> dict[str, Any]:
-    """Return the EKS Pod Identity association giving ``namespace/account`` the IAM role."""
-    return dict(
-        _mr(
-            cluster,
-            EKS,
-            "PodIdentityAssociation",
-            role,
-            {
-                "clusterNameSelector": selector("cluster"),
-                "namespace": namespace,
-                "roleArnSelector": selector(iam_role),
-                "serviceAccount": account,
-            },
-        )
-    )
-
-
-def autoscaler_policy(cluster: CloudCluster) -> str:
-    """Return the cluster autoscaler's IAM policy: read every group, resize only this
-    cluster's (EKS tags its node groups' Auto Scaling groups as owned by the cluster)."""
-    read = {
-        "Action": [
-            "autoscaling:DescribeAutoScalingGroups",
-            "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeLaunchConfigurations",
-            "autoscaling:DescribeScalingActivities",
-            "autoscaling:DescribeTags",
-            "ec2:DescribeImages",
-            "ec2:DescribeInstanceTypes",
-            "ec2:DescribeLaunchTemplateVersions",
-            "ec2:GetInstanceTypesFromInstanceRequirements",
-            "eks:DescribeNodegroup",
-        ],
-        "Effect": "Allow",
-        "Resource": ["*"],
-    }
-    resize = {
-        "Action": [
-            "autoscaling:SetDesiredCapacity",
-            "autoscaling:TerminateInstanceInAutoScalingGroup",
-        ],
-        "Condition": {
-            "StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster.name}": "owned"}
-        },
-        "Effect": "Allow",
-        "Resource": ["*"],
-    }
-    return json.dumps({"Statement": [read, resize], "Version": "2012-10-17"}, sort_keys=True)
-
-
-def _autoscaler_identity(cluster: CloudCluster) -> Manifests:
-    """Return the cluster autoscaler's IAM policy and role and its Pod Identity association."""
-    return {
-        "cluster-autoscaler-policy": _mr(
-            cluster,
-            IAM,
-            "Policy",
-            "cluster-autoscaler-policy",
-            {
-                "description": f"The cluster autoscaler of EKS cluster {cluster.name}",
-                "policy": autoscaler_policy(cluster),
-            },
-        ),
-        "cluster-autoscaler-role": _mr(
-            cluster,
-            IAM,
-            "Role",
-            "cluster-autoscaler-role",
-            {"assumeRolePolicy": _assume_policy(POD_IDENTITY)},
-        ),
-        "cluster-autoscaler-role-policy": _mr(
-            cluster,
-            IAM,
-            "RolePolicyAttachment",
-            "cluster-autoscaler-role-policy",
-            {
-                "policyArnSelector": selector("cluster-autoscaler-policy"),
-                "roleSelector": selector("cluster-autoscaler-role"),
-            },
-        ),
-        "cluster-autoscaler-pod-identity": _pod_identity(
-            cluster,
-            "cluster-autoscaler-pod-identity",
-            AUTOSCALER_NAMESPACE,
-            AUTOSCALER_ACCOUNT,
-            "cluster-autoscaler-role",
-        ),
-    }
 
 
 def workload_resources(
@@ -713,45 +491,6 @@ def workload_resources(
     if scaled:
         out[AUTOSCALER_KEY] = autoscaler_release(cluster, out[HELM_CONFIG_KEY]["metadata"]["name"])
     return out
-
-
-def autoscaler_release(cluster: CloudCluster, helm_config: str) -> dict[str, Any]:
-    """Return the cluster autoscaler's Helm Release: it discovers the cluster's node groups,
-    runs on the system nodes as the service account Pod Identity maps to its role."""
-    values = {
-        "autoDiscovery": {"clusterName": cluster.name},
-        "awsRegion": cluster.region,
-        "cloudProvider": "aws",
-        "extraArgs": {
-            "balance-similar-node-groups": True,
-            "expander": "least-waste",
-            "skip-nodes-with-system-pods": False,
-        },
-        "fullnameOverride": AUTOSCALER_ACCOUNT,
-        "nodeSelector": {SYSTEM_LABEL: "true"},
-        "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_ACCOUNT}},
-    }
-    return {
-        "apiVersion": HELM,
-        "kind": "Release",
-        "metadata": {
-            "annotations": {"crossplane.io/external-name": AUTOSCALER_ACCOUNT},
-            "name": resource_name(cluster.name, "cluster-autoscaler"),
-            "namespace": cluster.namespace,
-        },
-        "spec": {
-            "forProvider": {
-                "chart": {
-                    "name": AUTOSCALER_CHART.name,
-                    "repository": AUTOSCALER_CHART.repository,
-                    "version": AUTOSCALER_CHART.version,
-                },
-                "namespace": AUTOSCALER_CHART.namespace,
-                "values": values,
-            },
-            "providerConfigRef": {"kind": "ProviderConfig", "name": helm_config},
-        },
-    }
 
 
 def storage_class(file_system_id: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from modelplane.domain.scheduling.fleet import (
     Pool,
     PoolDevice,
 )
+from modelplane.domain.scheduling.ledger import Room
 from modelplane.domain.scheduling.placement import (
     ClaimedRequest,
     ConflictMiss,
@@ -310,3 +311,28 @@ def _all_fit(
             return PoolMiss(pool, member.role, SyntheticOnly(requests))
         fits.append(fit)
     return fits
+
+
+def choose_pools(options: Sequence[EngineOptions], room: Room) -> list[EngineFit] | None:
+    """Pick a pool for every engine so that, together, they fit the pools' free nodes.
+
+    Pools are tried in name order per engine, engines in the deployment's order; the
+    first combination that fits wins. An engine that costs no nodes fits any pool it
+    matches, even a full one (:class:`Room`).
+    """
+    chosen: list[EngineFit] = []
+
+    def search(i: int) -> bool:
+        if i == len(options):
+            return True
+        for fit in options[i].fits:
+            if not room.take(fit.pool, fit.nodes, fit.placement.pods):
+                continue
+            chosen.append(fit)
+            if search(i + 1):
+                return True
+            chosen.pop()
+            room.give_back(fit.pool, fit.nodes, fit.placement.pods)
+        return False
+
+    return chosen if search(0) else None

@@ -6,7 +6,7 @@ content. Label maps are sorted ``(key, value)`` tuples; build them with :func:`l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -105,6 +105,15 @@ class CacheFootprint:
     resolved: bool = True
     match_labels: Labels | None = None
     clusters: frozenset[str] | None = None
+
+    def covers(self, cluster: FleetCluster) -> bool:
+        """Tell whether the cache stages its weights on ``cluster``."""
+        if self.clusters is not None and cluster.name not in self.clusters:
+            return False
+        if self.match_labels:
+            have = dict(cluster.labels)
+            return all(have.get(k) == v for k, v in self.match_labels)
+        return True
 
 
 # --- the fleet ------------------------------------------------------------------------
@@ -242,3 +251,13 @@ class Fleet:
     clusters: tuple[FleetCluster, ...] = ()
     replicas: tuple[ExistingReplica, ...] = field(default_factory=tuple)
     complete: bool = True
+
+
+def clusters_by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster]:
+    """Index clusters by name, sorted; of two with one name, the lesser by content wins."""
+    found: dict[str, FleetCluster] = {}
+    for cluster in clusters:
+        other = found.get(cluster.name)
+        if other is None or repr(cluster) < repr(other):
+            found[cluster.name] = cluster
+    return dict(sorted(found.items()))

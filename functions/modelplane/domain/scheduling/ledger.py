@@ -17,12 +17,18 @@ Devices pool it places their pods in that order, where they run, packing only ne
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from modelplane.domain.scheduling import sharing
-from modelplane.domain.scheduling.admission import Rank
-from modelplane.domain.scheduling.fleet import Demand, FleetCluster, Pods
-from modelplane.domain.scheduling.placement import DeviceShortage, Shortage
+from modelplane.domain.scheduling.admission import OverCommit, Rank
+from modelplane.domain.scheduling.admission import rank as rank_of
+from modelplane.domain.scheduling.fleet import Demand, ExistingReplica, FleetCluster, Pods
+from modelplane.domain.scheduling.placement import (
+    DeviceShortage,
+    NotAdmitted,
+    Shortage,
+    Unschedulable,
+)
 
 PoolKey = tuple[str, str]
 
@@ -147,6 +153,12 @@ class Ledger:
                 out.append((rank, admitted, nodes))
         return out
 
+    def over_commit(self, cluster: str, pool: str, charged: int, needed: int) -> OverCommit:
+        """What an over-committed pool has and what is charged there, for the reason."""
+        unit = "pods" if self.shares(cluster, pool) else "nodes"
+        lost = self.observed_below_declared(cluster, pool)
+        return OverCommit(cluster, pool, self.nodes(cluster, pool), charged, needed, unit, lost)
+
     def declared(self, cluster: str, pool: str) -> int:
         """Return a pool's declared node count (:meth:`nodes` is what it charges against)."""
         return self._declared.get((cluster, pool), 0)
@@ -244,3 +256,29 @@ class Room:
         self._nodes[pool] -= nodes
         if pods:
             del self._pods[pool][-len(pods) :]
+
+
+def refusals(
+    ledger: Ledger, others: Iterable[ExistingReplica], own: Sequence[ExistingReplica]
+) -> dict[Rank, NotAdmitted | Unschedulable]:
+    """Say which of the deployment's replicas (``own``) their pools do not admit, and why.
+
+    Every other replica of the fleet charges, as it is, and of the deployment's own
+    those that stay (kept or moving): one it drops now (a duplicate, an evicted one)
+    is going and is not admitted ahead of anyone. ``ledger`` starts empty.
+    """
+    for replica in (*others, *own):
+        for pinned in replica.engines:
+            ledger.charge(replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank_of(replica))
+    mine = {rank_of(r): r for r in own}
+    refused: dict[Rank, NotAdmitted | Unschedulable] = {}
+    for cluster, pool in sorted({(r.cluster, e.pool) for r in own for e in r.engines}):
+        for found, charged, needed in ledger.overcommitted(cluster, pool):
+            candidate = mine.get(found)
+            if candidate is not None and found not in refused:
+                over = ledger.over_commit(cluster, pool, charged, needed)
+                refused[found] = NotAdmitted(candidate.engine_on(pool), over)
+    for found, replica in mine.items():
+        if replica.stuck and found not in refused:
+            refused[found] = Unschedulable(replica.stuck)
+    return refused

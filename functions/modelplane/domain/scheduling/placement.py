@@ -5,6 +5,7 @@ Reasons are data; :mod:`modelplane.domain.scheduling.explain` turns them into wo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modelplane.domain.scheduling.admission import OverCommit
@@ -103,6 +104,15 @@ class NotSelected:
     key: str
     want: str
     got: str | None
+
+    @staticmethod
+    def first(selector: Mapping[str, str], labels: Mapping[str, str]) -> NotSelected | None:
+        """Return the first label (by key) of ``selector`` that ``labels`` lack, if any."""
+        for key, want in sorted(selector.items()):
+            got = labels.get(key)
+            if got != want:
+                return NotSelected(key, want, got)
+        return None
 
 
 @dataclass(frozen=True)

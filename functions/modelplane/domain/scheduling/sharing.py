@@ -147,16 +147,7 @@ def pack(node: NodeShape, nodes: int, charged: Mapping[Demand, int]) -> Packing:
     exact in that every pod placed has all it claims on one node.
     """
     free: dict[Vector, int] = {node.per_node: nodes} if nodes > 0 else {}
-    unplaced = 0
-    order = sorted(
-        ((d, n) for d, n in charged.items() if n > 0), key=lambda p: (-_size(p[0]), p[0])
-    )
-    for claimed, count in order:
-        need = node.vector(claimed)
-        if need is None or not any(need):
-            unplaced += count if need is None else 0
-            continue
-        unplaced += _place(free, need, count)
+    unplaced = _place_all(node, free, charged)
     groups = tuple(sorted((v, n) for v, n in free.items() if n > 0))
     return Packing(node, groups, unplaced)
 

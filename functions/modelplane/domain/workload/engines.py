@@ -180,44 +180,47 @@ def _pod(replica: Replica, engine: Engine, member: Member, shape: Single | Gang)
     return pods.pod_template(member.template, pod_shape)
 
 
-def _deployment(replica: Replica, engine: Engine, shape: Single) -> dict[str, Any]:
+def _workload(
+    replica: Replica, engine: Engine, api_version: str, kind: str, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """An engine's workload object: named for the replica and engine, labelled to select it."""
     name = names.workload(replica, engine)
     return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "apiVersion": api_version,
+        "kind": kind,
         "metadata": _metadata(replica, name, names.engine_selector(replica, engine)),
-        "spec": {
-            "replicas": engine.copies,
-            "selector": {"matchLabels": names.engine_selector(replica, engine)},
-            # Pools are sized to the replica's pods; a surge pod would wait for a GPU
-            # that never frees up, so an update replaces pods one at a time instead.
-            "strategy": {
-                "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
-                "type": "RollingUpdate",
-            },
-            "template": _pod(replica, engine, shape.member, shape),
-        },
+        "spec": spec,
     }
+
+
+def _deployment(replica: Replica, engine: Engine, shape: Single) -> dict[str, Any]:
+    spec = {
+        "replicas": engine.copies,
+        "selector": {"matchLabels": names.engine_selector(replica, engine)},
+        # Pools are sized to the replica's pods; a surge pod would wait for a GPU
+        # that never frees up, so an update replaces pods one at a time instead.
+        "strategy": {
+            "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            "type": "RollingUpdate",
+        },
+        "template": _pod(replica, engine, shape.member, shape),
+    }
+    return _workload(replica, engine, "apps/v1", "Deployment", spec)
 
 
 def _lws(replica: Replica, engine: Engine, shape: Gang) -> dict[str, Any]:
-    name = names.workload(replica, engine)
-    return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
-        "kind": "LeaderWorkerSet",
-        "metadata": _metadata(replica, name, names.engine_selector(replica, engine)),
-        "spec": {
-            "leaderWorkerTemplate": {
-                "leaderTemplate": _one_per_node(_pod(replica, engine, shape.leader, shape)),
-                # A gang serves only whole: one pod's restart restarts the group.
-                "restartPolicy": "RecreateGroupOnPodRestart",
-                "size": 1 + shape.worker.worker_nodes,
-                "workerTemplate": _one_per_node(_pod(replica, engine, shape.worker, shape)),
-            },
-            "replicas": engine.copies,
-            "startupPolicy": "LeaderCreated",
+    spec = {
+        "leaderWorkerTemplate": {
+            "leaderTemplate": _one_per_node(_pod(replica, engine, shape.leader, shape)),
+            # A gang serves only whole: one pod's restart restarts the group.
+            "restartPolicy": "RecreateGroupOnPodRestart",
+            "size": 1 + shape.worker.worker_nodes,
+            "workerTemplate": _one_per_node(_pod(replica, engine, shape.worker, shape)),
         },
+        "replicas": engine.copies,
+        "startupPolicy": "LeaderCreated",
     }
+    return _workload(replica, engine, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", spec)
 
 
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
