@@ -143,7 +143,11 @@ def replicas_of(
             e.name: (draw(st.sampled_from(POOL_NAMES)), draw(st.integers(0, 2)))
             for e in dep.engines
         }
-        out.append(existing(dep.name, where, draw(st.integers(0, 3)), pins))
+        index = draw(st.integers(0, 3))
+        # A replica's name is its deployment, cluster and index: two objects cannot share
+        # it, so a fleet never lists the same (cluster, index) twice.
+        if all((r.cluster, r.index) != (where, index) for r in out):
+            out.append(existing(dep.name, where, index, pins))
     return out
 
 
@@ -214,7 +218,9 @@ def test_retained_replicas_never_move(scenario: tuple[Deployment, Fleet]) -> Non
         if key in placed:
             assert placed[key].new is False
         # A dropped replica's cluster and index may be taken again by a new replica.
-        if not scaled and _may_stay(replica, dep, by_name) and _admitted(replica, fleet):
+        # (With spec.replicas 0 nothing may stay, whatever the drop reasons say.)
+        wants = dep.replicas > 0
+        if wants and not scaled and _may_stay(replica, dep, by_name) and _admitted(replica, fleet):
             assert key in placed, f"{key} could stay"
     assert len(placement.replicas) <= max(dep.replicas, 0)
 
@@ -386,3 +392,23 @@ def test_feeding_the_placement_back_converges(scenario: tuple[Deployment, Fleet]
 
 def test_pool_devices_are_hashable_for_the_fitter() -> None:
     assert len({d for d in DEVICES if isinstance(d, PoolDevice)}) == len(DEVICES)
+
+
+def test_a_refused_replica_dropped_takes_no_place_among_the_moving_kept() -> None:
+    # Found by the retained property: a pool gone under two replicas (they move) and a
+    # third its pool does not admit (dropped at once: no room for a replacement). The
+    # dropped one used to count as kept, so one moving replica went early.
+    dep = deployment("qwen", 2, engine("e0", leader(), worker(1)))
+    fleet = Fleet(
+        (cluster("a", pool("p3", 0), ready=False),),  # not ready: no replacement starts
+        (
+            existing("qwen", "a", 0, {"e0": ("p1", 0)}),
+            existing("qwen", "a", 1, {"e0": ("p3", 1)}),
+            existing("qwen", "a", 2, {"e0": ("p1", 0)}),
+        ),
+    )
+    placement = run(dep, fleet)
+    assert [(m.cluster, m.index) for m in placement.moving] == [("a", 0), ("a", 2)]
+    assert [(d.cluster, d.index, type(d.reason)) for d in placement.dropped] == [
+        ("a", 1, NotAdmitted)
+    ]

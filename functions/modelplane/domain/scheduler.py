@@ -421,14 +421,14 @@ class _Run:
         # would only place it there again, stuck again after the grace; its pods start
         # as soon as the cluster frees a node.
         short = len(self.kept) < wanted
-        for count, (replica, reason) in enumerate(order):
+        for replica, reason in order:
             refused = isinstance(reason, NotAdmitted)
             if refused and short and replica.name not in self.ready and not replica.ready:
                 self._charge_recorded(replica, -1)
                 self.reserved[replica.cluster].discard(replica.index)
                 self._drop(replica, reason)
                 continue
-            if count < keep:
+            if len(staying) < keep:  # a refused one dropped above takes no place
                 staying.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
                 continue
             self._charge_recorded(replica, -1)
