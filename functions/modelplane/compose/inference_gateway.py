@@ -251,21 +251,20 @@ def metallb_release() -> dict[str, Any]:
 
 def address_pool(addresses: str) -> dict[str, Any]:
     """Return the MetalLB IPAddressPool the gateway's Service takes its address from."""
-    return {
-        "apiVersion": METALLB_API,
-        "kind": "IPAddressPool",
-        "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
-        "spec": {"addresses": [addresses]},
-    }
+    return _metallb("IPAddressPool", {"addresses": [addresses]})
 
 
 def l2_advertisement() -> dict[str, Any]:
     """Return the L2Advertisement that announces the pool on the local network."""
+    return _metallb("L2Advertisement", {"ipAddressPools": [POOL_NAME]})
+
+
+def _metallb(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": METALLB_API,
-        "kind": "L2Advertisement",
+        "kind": kind,
         "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
-        "spec": {"ipAddressPools": [POOL_NAME]},
+        "spec": dict(spec),
     }
 
 
