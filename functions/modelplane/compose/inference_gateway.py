@@ -45,9 +45,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.domain import api, routing, stack
+from modelplane.domain.conditions import Condition
 from modelplane.models.inferencegateway import InferenceGateway
 
 SINGLETON = "default"
+READY = "ControllerReady"
 
 HELM_API = api.HELM
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -100,7 +102,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
             f'the InferenceGateway is a singleton named "{SINGLETON}"; '
             f'this one is named "{name}" and installs nothing'
         )
-        kit.set_condition(rsp, "ControllerReady", False, "NotSingleton", message)
+        kit.set_condition(rsp, _not_ready("NotSingleton", message))
         kit.warn(rsp, message)
         kit.set_ready(rsp, False)
         return kit.Released.NOTHING
@@ -112,13 +114,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     address = gateway_address(kit.observed(req, GATEWAY))
     if address:
         kit.set_status(rsp, {"address": address})
-    ready = waiting is None and bool(address)
-    if ready:
-        kit.set_condition(rsp, "ControllerReady", True, "Ready", f"Traefik serves {address}")
-    else:
-        reason, message = waiting or ("WaitingForAddress", "the Gateway has no address yet")
-        kit.set_condition(rsp, "ControllerReady", False, reason, message)
-    kit.set_ready(rsp, ready)
+    if waiting is None and not address:
+        waiting = _not_ready("WaitingForAddress", "the Gateway has no address yet")
+    kit.set_condition(rsp, waiting or Condition(READY, True, "Ready", f"Traefik serves {address}"))
+    kit.set_ready(rsp, waiting is None)
     return released
 
 
@@ -170,8 +169,9 @@ _WAITING = {
 
 def _compose_steps(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, settings: Settings
-) -> tuple[str, str] | None:
-    """Compose every step the stack's gate lets through; return what is still awaited."""
+) -> Condition | None:
+    """Compose every step the stack's gate lets through; return the ``ControllerReady``
+    condition that says what is still awaited, if anything is."""
     steps = plan(settings)
     ready = {
         step.key: kit.composed_ready(step.resource, found)
@@ -186,7 +186,11 @@ def _compose_steps(
     if first is None:
         return None
     reason, message = _WAITING[first.key]
-    return reason, message.format(label=first.label)
+    return _not_ready(reason, message.format(label=first.label))
+
+
+def _not_ready(reason: str, message: str) -> Condition:
+    return Condition(READY, False, reason, message)
 
 
 def gateway_address(observed: Mapping[str, Any] | None) -> str:

@@ -58,6 +58,7 @@ GATEWAY_XR_NAME = "default"
 ROUTE = "httproute"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 ROUTING_READY = "RoutingReady"
+ENDPOINTS_RESOLVED = "EndpointsResolved"
 
 
 def endpoints_requirement(index: int) -> str:
@@ -223,10 +224,10 @@ def _report_endpoints(
     result: routing.Split,
 ) -> bool:
     if not result.weights:
-        reason, message = _no_endpoints(selections, resolved)
-        kit.set_condition(rsp, "EndpointsResolved", False, reason, message)
-        if reason == "NoEndpoints":
-            kit.warn(rsp, message)
+        unresolved = _no_endpoints(selections, resolved)
+        kit.set_condition(rsp, unresolved)
+        if unresolved.reason == "NoEndpoints":
+            kit.warn(rsp, unresolved.message)
         return False
     shares = routing.entry_shares(resolved.entries, result.as_dict())
     parts = [
@@ -246,21 +247,23 @@ def _report_endpoints(
     count = len(result.weights)
     message = f"routes to {count} endpoint{'s' if count != 1 else ''}: " + "; ".join(parts)
     message += "".join(f" ({note})" for note in notes)
-    kit.set_condition(rsp, "EndpointsResolved", True, "EndpointsResolved", message)
+    kit.set_condition(rsp, ENDPOINTS_RESOLVED, True, "EndpointsResolved", message)
     if result.dropped:
         kit.warn(rsp, message)
     return True
 
 
-def _no_endpoints(selections: Sequence[Selection], resolved: Resolved) -> tuple[str, str]:
+def _no_endpoints(selections: Sequence[Selection], resolved: Resolved) -> Condition:
+    """The ``EndpointsResolved`` condition when nothing can be routed to."""
     if not selections:
-        return "NoEndpoints", "spec.endpoints is empty: the service selects nothing"
+        message = "spec.endpoints is empty: the service selects nothing"
+        return Condition(ENDPOINTS_RESOLVED, False, "NoEndpoints", message)
     if resolved.waiting:
-        return "EndpointsNotReady", (
-            "the selected endpoints have no backend yet: " + ", ".join(resolved.waiting)
-        )
+        message = "the selected endpoints have no backend yet: " + ", ".join(resolved.waiting)
+        return Condition(ENDPOINTS_RESOLVED, False, "EndpointsNotReady", message)
     described = "; ".join(s.describe(i) for i, s in enumerate(selections))
-    return "NoEndpoints", f"no ModelEndpoint in this namespace matches {described}"
+    message = f"no ModelEndpoint in this namespace matches {described}"
+    return Condition(ENDPOINTS_RESOLVED, False, "NoEndpoints", message)
 
 
 def _entry_summary(index: int, selection: Selection, entry: routing.Entry, share: Fraction) -> str:
