@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pydantic
-from crossplane.function import response
+from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.kit.errors import InvalidInputError, summarize
@@ -39,7 +39,7 @@ class Released:
         keys: The composed-resource keys released.
         every: Everything observed is released (the user scaled to zero, removed the
             last pool): an empty answer that means it.
-        reason: Why, for whoever reads the adapter (and its tests).
+        reason: Why, for whoever reads the adapter, and in the debug log.
     """
 
     keys: frozenset[str] = frozenset()
@@ -90,9 +90,19 @@ def composer(fn: Adapter) -> Compose:
             msg = f"{fn.__qualname__} returned {type(released).__name__}, not Released"
             raise TypeError(msg)
         guard(req, rsp, released)
+        _log_release(req, rsp, released)
         mark_readiness(req, rsp)
 
     return run
+
+
+def _log_release(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, released: Released
+) -> None:
+    """Log, at debug level, what this answer lets Crossplane delete, and why."""
+    gone = [k for k in req.observed.resources if k not in rsp.desired.resources]
+    if gone:
+        logging.get_logger().debug("released", resources=sorted(gone), reason=released.reason)
 
 
 def left_out(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, reason: str) -> Released:
