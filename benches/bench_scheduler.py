@@ -309,7 +309,7 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
 
 
 PHASES = {
-    "read XR": (("_kit.py", "composite"), ("__init__.py", "read_deployment")),
+    "read XR": (("request.py", "composite"), ("__init__.py", "read_deployment")),
     "read fleet": (("fleet.py", "read_fleet"), ("fleet.py", "read_cache")),
     "schedule": (("scheduler.py", "schedule"),),
     "compose": (

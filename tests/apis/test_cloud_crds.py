@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.dev import render, validate
 
 from tests import inprocess as loop

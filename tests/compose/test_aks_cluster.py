@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.dev import render
 
 from tests.requests import request
@@ -110,3 +109,21 @@ def test_getting_started_aks_cluster_renders(functions: render.Functions) -> Non
     pool = next(d for d in out if d.get("kind") == "KubernetesClusterNodePool")
     assert pool["spec"]["forProvider"]["vmSize"] == "Standard_NV36ads_A10_v5"
     assert "kubeconfigSecretRef" not in out[0].get("status", {})
+
+
+def test_a_pool_the_spec_no_longer_names_is_released_quietly() -> None:
+    """The cloud adapters release what their spec no longer names (kit.left_out)."""
+    removed = {"apiVersion": "containerservice.azure.m.upbound.io/v1beta1", "kind": "X"}
+    rsp = _run({"cluster": _cluster("True"), "pool-gpuold": removed})
+    assert "pool-gpuold" not in rsp.desired.resources
+    assert {"cluster", "pool-gpua10"} <= set(rsp.desired.resources)
+    assert not [r for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+
+
+def test_a_bad_edit_keeps_every_pool_composed_before() -> None:
+    """A malformed spec is answered Fatal, naming the field: Crossplane applies nothing."""
+    bad = {**XR, "spec": {**XR["spec"], "nodePools": [{"name": "gpua10", "role": "System"}] * 2}}
+    rsp = _run({"cluster": _cluster("True"), "pool-gpua10": {"kind": "X"}}, xr=bad)
+    assert kit.is_fatal(rsp)
+    assert "spec.nodePools[0].vmSize: Field required" in rsp.results[0].message
+    assert len(rsp.desired.resources) == 0

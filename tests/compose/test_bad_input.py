@@ -62,8 +62,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 
 from tests import inprocess as loop
 from tests import setups

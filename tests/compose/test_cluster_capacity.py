@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.compose import cluster_capacity
 from modelplane.compose.model_deployment import fleet
 from modelplane.dev import schemas

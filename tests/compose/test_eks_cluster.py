@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.dev import render
 
 from tests.requests import conditions, request

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 
 from tests.requests import conditions, request
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.dev import render
+from modelplane.domain import stack
 
 from tests.compose import routing_cases
 from tests.requests import conditions, request
@@ -154,7 +154,7 @@ def test_the_releases_and_gateway_objects() -> None:
             "chart": {
                 "name": "gateway-crds-helm",
                 "repository": "oci://docker.io/envoyproxy",
-                "version": "v1.7.0",
+                "version": "v1.8.3",
             },
             "namespace": "modelplane-system",
             "values": {
@@ -248,3 +248,35 @@ def test_gateway_objects_match_their_schemas(functions: render.Functions, name: 
     composed = routing_cases.render_case(functions, name, "InferenceGateway").composed
     # provider-helm's Release CRD cannot be fetched (tools/schemas/routing.txt says why).
     routing_cases.check_schemas([d for d in composed if d["kind"] != "Release"])
+
+
+def test_the_gateway_api_crd_chart_is_pinned_once_with_the_serving_stack() -> None:
+    """One pin per chart: the control plane's Gateway API CRDs are the workload clusters'."""
+    got = desired(run(inference_gateway()))["gateway-api-crds"]["spec"]["forProvider"]["chart"]
+    pinned = stack.CHARTS[stack.GATEWAY_API_CRDS]
+    assert got == {"name": pinned.name, "repository": pinned.repository, "version": pinned.version}
+
+
+def _warnings(rsp: fnv1.RunFunctionResponse) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+
+
+def test_dropping_metallb_releases_its_three_resources_and_nothing_else() -> None:
+    observed = {
+        **ALL_READY,
+        "metallb": ready(),
+        "metallb_pool": {"kind": "IPAddressPool"},
+        "metallb_l2advertisement": {"kind": "L2Advertisement"},
+    }
+    rsp = run(inference_gateway(metallb=False), **observed)
+    assert set(desired(rsp)) == {"gateway-api-crds", "traefik", "gatewayclass", "gateway"}
+    assert _warnings(rsp) == []
+
+
+def test_a_step_the_plan_no_longer_has_is_held_and_named() -> None:
+    """Something observed that the gateway neither composes nor releases is a partial
+    answer: the kit holds it and says so, rather than letting Crossplane delete it."""
+    observed = {**ALL_READY, "stray": ready()}
+    rsp = run(inference_gateway(), **observed)
+    assert "stray" in desired(rsp)
+    assert _warnings(rsp) == ["neither composed nor released stray; kept it unchanged"]

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose import _kit as kit
+from modelplane import kit
+from modelplane.compose import _kit as old  # removed at merge
 
 from tests.requests import request
 
@@ -56,10 +57,11 @@ def test_composed_readiness_follows_the_rule_for_the_kind(
 
 
 @kit.composer
-def _composes(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def _composes(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     kit.compose(rsp, "object", _manifest("kubernetes.m.crossplane.io/v1alpha1", "Object"))
     kit.compose(rsp, "config", _manifest("aws.m.upbound.io/v1beta1", "ProviderConfig"))
     kit.compose(rsp, "stated", _manifest("v1", "Service"), ready=False)
+    return kit.Released.NOTHING
 
 
 def test_every_composed_resource_leaves_with_its_readiness_set() -> None:
@@ -142,18 +144,47 @@ def test_hold_of_named_keys_leaves_the_others_to_go() -> None:
 
 
 @kit.composer
-def _composes_nothing(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def _composes_nothing(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     kit.set_condition(rsp, "Ready", False, "Waiting", "waiting")
+    return kit.Released.NOTHING
 
 
 @kit.composer
-def _releases_everything(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    kit.release_all()
+def _releases_everything(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
+) -> kit.Released:
+    return kit.Released.everything("scaled to zero")
 
 
 @kit.composer
-def _fails(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def _fails(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     response.fatal(rsp, "cannot compose")
+    return kit.Released.NOTHING
+
+
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
+THREE = {**RUNNING, "service": SERVICE, "secret": {**SERVICE, "kind": "Secret"}}
+
+
+@kit.composer
+def _composes_the_service(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
+) -> kit.Released:
+    """A partial answer: the service is composed, the deployment and the secret are not."""
+    kit.compose(rsp, "service", SERVICE)
+    return kit.Released.NOTHING
+
+
+@kit.composer
+def _composes_the_service_releasing_the_secret(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
+) -> kit.Released:
+    kit.compose(rsp, "service", SERVICE)
+    return kit.Released.of(["secret"], "the spec no longer names it")
+
+
+def _warnings(rsp: fnv1.RunFunctionResponse) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
 
 
 def test_an_empty_answer_while_something_runs_is_held_and_said() -> None:
@@ -162,19 +193,84 @@ def test_an_empty_answer_while_something_runs_is_held_and_said() -> None:
     _composes_nothing(req, rsp)
     assert set(rsp.desired.resources) == {"deployment"}
     assert rsp.desired.resources["deployment"].ready == fnv1.READY_TRUE
-    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
-    assert warnings == ["composed nothing while 1 resources exist; kept them unchanged"]
+    assert _warnings(rsp) == ["composed nothing while 1 resources exist; kept them unchanged"]
 
 
-def test_a_deliberate_release_composes_nothing() -> None:
+def test_a_partial_answer_holds_what_it_forgot_and_names_it() -> None:
+    req = request(XR, observed=THREE)
+    rsp = response.to(req)
+    _composes_the_service(req, rsp)
+    assert set(rsp.desired.resources) == {"deployment", "secret", "service"}
+    held = kit.struct_to_dict(rsp.desired.resources["deployment"].resource)
+    assert held == kit.unchanged(RUNNING["deployment"])
+    assert _warnings(rsp) == [
+        "neither composed nor released deployment, secret; kept them unchanged"
+    ]
+
+
+def test_an_explicit_release_lets_go_of_what_it_names_only() -> None:
+    req = request(XR, observed=THREE)
+    rsp = response.to(req)
+    _composes_the_service_releasing_the_secret(req, rsp)
+    assert set(rsp.desired.resources) == {"deployment", "service"}
+    assert _warnings(rsp) == ["neither composed nor released deployment; kept it unchanged"]
+
+
+def test_a_deliberate_release_of_everything_composes_nothing() -> None:
     req = request(XR, observed=RUNNING)
     rsp = response.to(req)
     _releases_everything(req, rsp)
     assert len(rsp.desired.resources) == 0
-    # The declaration lasts one call only.
+    assert _warnings(rsp) == []
+    # A release is what one call returns: the next empty answer is held again.
     again = response.to(req)
     _composes_nothing(req, again)
     assert set(again.desired.resources) == {"deployment"}
+
+
+def test_left_out_releases_what_a_complete_answer_omits_never_an_empty_one() -> None:
+    req = request(XR, observed=THREE)
+    rsp = response.to(req)
+    assert kit.left_out(req, rsp, "x") == kit.Released.NOTHING
+    kit.compose(rsp, "service", SERVICE)
+    released = kit.left_out(req, rsp, "the spec no longer names them")
+    assert released.keys == {"deployment", "secret"}
+    assert not released.every
+    assert kit.unaccounted(req, rsp, released) == []
+
+
+def test_an_adapter_that_returns_no_release_is_a_programming_error() -> None:
+    @kit.composer
+    def _returns_none(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Any:
+        return None
+
+    req = request(XR, observed=RUNNING)
+    with pytest.raises(TypeError, match="not Released"):
+        _returns_none(req, response.to(req))
+
+
+def test_the_old_path_serves_the_old_protocol_until_merge() -> None:
+    """``compose/_kit.py`` (removed at merge): None releases what a non-empty answer
+    leaves out, an empty answer is held, and release_all() releases everything."""
+
+    @old.composer
+    def _partial(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        kit.compose(rsp, "service", SERVICE)
+
+    @old.composer
+    def _releases(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        old.release_all()
+
+    req = request(XR, observed=THREE)
+    rsp = response.to(req)
+    _partial(req, rsp)
+    assert set(rsp.desired.resources) == {"service"}
+    rsp = response.to(req)
+    _releases(req, rsp)
+    assert len(rsp.desired.resources) == 0
+    rsp = response.to(req)
+    old.composer(lambda req, rsp: None)(req, rsp)
+    assert set(rsp.desired.resources) == set(THREE)
 
 
 def test_a_fatal_result_is_left_alone_crossplane_applies_nothing() -> None:
@@ -183,6 +279,15 @@ def test_a_fatal_result_is_left_alone_crossplane_applies_nothing() -> None:
     _fails(req, rsp)
     assert len(rsp.desired.resources) == 0
     assert kit.is_fatal(rsp)
+
+
+def test_set_condition_takes_a_typed_condition_or_its_fields() -> None:
+    typed = fnv1.RunFunctionResponse()
+    kit.set_condition(typed, kit.Condition("Ready", None, "Waiting", "for the cluster"))
+    fields = fnv1.RunFunctionResponse()
+    kit.set_condition(fields, "Ready", None, "Waiting", "for the cluster")
+    assert typed == fields
+    assert typed.conditions[0].status == fnv1.STATUS_CONDITION_UNKNOWN
 
 
 def test_keep_status_republishes_what_this_call_did_not_set() -> None:

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.compose import model_service
 from modelplane.compose.model_service import Backend
 from modelplane.dev import render, schemas
@@ -563,3 +562,15 @@ def test_the_schema_catches_what_the_function_must_avoid() -> None:
     failures = schemas.validate(bad).failures
     assert len(failures) == 2, failures
     assert "at most 16 items" in failures[0] + failures[1]
+
+
+def test_route_status_is_the_typed_routing_ready_condition() -> None:
+    assert model_service.route_status(accepted_route()) == kit.Condition(
+        "RoutingReady", True, "Accepted", "the control-plane gateway accepted the HTTPRoute"
+    )
+    refused = model_service.route_status(accepted_route("False", "NotAllowedByListeners"))
+    assert (refused.type, refused.status, refused.reason) == (
+        "RoutingReady",
+        False,
+        "NotAllowedByListeners",
+    )

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, server
 from modelplane.dev import render
 
 from tests.compose.test_aks_cluster import _composed_cloud_xr

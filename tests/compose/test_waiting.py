@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose import _kit as kit
+from modelplane import kit
 
 from tests import inprocess as loop
 from tests import setups

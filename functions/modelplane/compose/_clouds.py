@@ -10,12 +10,19 @@ read straight from its composer (in a test, or one call early) reads the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from modelplane.compose import _kit as kit
+from crossplane.function import response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane import kit
 from modelplane.domain.clouds import common
+
+CREDENTIALS = "credentials"
+"""The requirement under which the cluster's provider config arrives."""
+RELEASED = "what the spec no longer names: a removed pool"
 
 SYSTEM_NODES = 1
 SYSTEM_DISK_GB = 100
@@ -42,6 +49,73 @@ class Shape:
     location: str | None = "region"
     preset: str | None = None
     system_preset: str | None = None
+
+
+class Composite(Protocol):
+    """A cloud composite's generated model: validating it yields its spec."""
+
+    spec: Any
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Composite: ...
+
+
+def read(
+    rsp: fnv1.RunFunctionResponse, xr: Mapping[str, Any], model: type[Composite], shape: Shape
+) -> common.CloudCluster | None:
+    """Return the cluster the composite asks for, or answer Fatal and return None.
+
+    A malformed spec raises (the kit answers Fatal naming the field); a cluster the cloud
+    cannot build is answered here. Fatal keeps every resource already composed: a bad
+    edit never tears a cluster down.
+    """
+    name = kit.meta(xr).name
+    try:
+        return read_cluster(xr, model.model_validate(xr).spec, shape)
+    except common.ClusterError as exc:
+        cannot(rsp, model.__name__, name, exc)
+        return None
+
+
+def cannot(rsp: fnv1.RunFunctionResponse, kind: str, name: str, exc: Exception) -> None:
+    """Answer Fatal: the cluster cannot be composed as its spec stands."""
+    response.fatal(rsp, f"cannot compose {kind} {name}: {exc}")
+
+
+def credentials_read(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    cluster: common.CloudCluster,
+    api_version: str,
+) -> bool:
+    """Require the provider config the spec names; tell whether Crossplane answered."""
+    config = cluster.provider_config
+    namespace = cluster.namespace if config.kind == "ProviderConfig" else None
+    kit.require(
+        rsp, CREDENTIALS, api_version, config.kind, match_name=config.name, namespace=namespace
+    )
+    return kit.was_required(req, CREDENTIALS)
+
+
+def compose_all(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    manifests: Mapping[str, Mapping[str, Any]],
+    kept: Iterable[str],
+) -> None:
+    """Compose the manifests in key order, and hold those of ``kept`` not composed now:
+    what waited for the cluster (its kubeconfig, an identity) once, stays while it flaps."""
+    for key, manifest in sorted(manifests.items()):
+        kit.compose(rsp, key, manifest)
+    kit.hold(req, rsp, kept)
+
+
+def kubeconfig_condition(rsp: fnv1.RunFunctionResponse, ready: bool, what: str) -> None:
+    """Say whether the kubeconfig Secret is written (``what``: the cloud's cluster)."""
+    if ready:
+        kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
+    else:
+        kit.set_condition(rsp, "KubeconfigReady", False, "WaitingForCluster", f"waiting for {what}")
 
 
 def read_cluster(xr: Mapping[str, Any], spec: Any, shape: Shape) -> common.CloudCluster:

@@ -7,12 +7,11 @@ creates on AKS.
 
 from __future__ import annotations
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.compose import _kit as kit
-from modelplane.domain.clouds import aks, common
+from modelplane.domain.clouds import aks
 from modelplane.models.akscluster import AKSCluster
 
 SHAPE = _clouds.Shape(
@@ -24,23 +23,14 @@ SHAPE = _clouds.Shape(
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the AKS cluster's managed resources and report its kubeconfig Secret."""
-    xr = kit.composite(req)
-    spec = AKSCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    try:
-        cluster = _clouds.read_cluster(xr, spec, SHAPE)
-    except common.ClusterError as exc:
-        response.fatal(rsp, f"cannot compose AKSCluster {kit.meta(xr).name}: {exc}")
-        return
-    for key, manifest in sorted(aks.resources(cluster).items()):
-        kit.compose(rsp, key, manifest)
+    cluster = _clouds.read(rsp, kit.composite(req), AKSCluster, SHAPE)
+    if cluster is None:
+        return kit.Released.NOTHING
+    _clouds.compose_all(req, rsp, aks.resources(cluster), ())
     ready = kit.is_ready(kit.observed(req, aks.CLUSTER_KEY))
     kit.set_status(rsp, aks.status(cluster, ready))
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
-    if ready:
-        kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    else:
-        kit.set_condition(
-            rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the AKS cluster"
-        )
+    _clouds.kubeconfig_condition(rsp, ready, "the AKS cluster")
+    return kit.left_out(req, rsp, _clouds.RELEASED)

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, eks
 from modelplane.models.ekscluster import EKSCluster
 
@@ -31,29 +30,27 @@ SHAPE = _clouds.Shape(
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the EKS cluster's managed resources and report its kubeconfig Secret."""
     xr = kit.composite(req)
-    name = kit.meta(xr).name
+    cluster = _clouds.read(rsp, xr, EKSCluster, SHAPE)
+    if cluster is None:
+        return kit.Released.NOTHING
+    efa = _efa_groups(req, cluster)
     try:
-        cluster = _cluster(xr)
-        efa = _efa_groups(req, cluster)
         manifests = eks.resources(cluster, efa)
     except common.ClusterError as exc:
-        # Fatal keeps every resource already composed: a bad edit never tears a cluster down.
-        response.fatal(rsp, f"cannot compose EKSCluster {name}: {exc}")
-        return
+        _clouds.cannot(rsp, "EKSCluster", cluster.name, exc)
+        return kit.Released.NOTHING
     auth = kit.observed(req, eks.AUTH_KEY)
     kubeconfig = None
     if kit.is_ready(auth):
         kubeconfig = common.kubeconfig_ref(eks.kubeconfig_secret(cluster), cluster.namespace)
         fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
         manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
-    for key, manifest in sorted(manifests.items()):
-        kit.compose(rsp, key, manifest)
     # What goes on the cluster waits for the ClusterAuth and the file system; once there,
     # it stays while either flaps.
-    kit.hold(req, rsp, eks.WORKLOAD_KEYS)
+    _clouds.compose_all(req, rsp, manifests, eks.WORKLOAD_KEYS)
     # An EFA pool's node group, once made, stays while the groups' ids flap.
     waiting = eks.waiting_efa_pools(cluster, efa)
     kit.hold(req, rsp, [k for p in waiting for k in (f"nodegroup-{p}", f"launch-template-{p}")])
@@ -64,6 +61,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
     _conditions(req, rsp, kubeconfig is not None)
     _efa_condition(rsp, cluster, efa)
+    return kit.left_out(req, rsp, _clouds.RELEASED)
 
 
 def _efa_groups(req: fnv1.RunFunctionRequest, cluster: common.CloudCluster) -> eks.EfaGroups:
@@ -107,12 +105,6 @@ def _efa_condition(
         return
     names = ", ".join(p.name for p in pools)
     kit.set_condition(rsp, "EFAReady", True, "Available", f"EFA pools {names} share its group")
-
-
-def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
-    """Return the plain cluster the composite asks for (defaults filled by the model)."""
-    spec = EKSCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    return _clouds.read_cluster(xr, spec, SHAPE)
 
 
 def _conditions(

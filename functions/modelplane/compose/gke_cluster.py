@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, gke
 from modelplane.models.gkecluster import GKECluster
 
@@ -32,25 +31,17 @@ SHAPE = _clouds.Shape(
     machine="machineType", system_machine="e2-standard-4", version=gke.DEFAULT_VERSION
 )
 GCP = "gcp.m.upbound.io/v1beta1"
-CREDENTIALS = "credentials"
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the GKE cluster's managed resources and report its kubeconfig and identity."""
-    xr = kit.composite(req)
-    name = kit.meta(xr).name
-    try:
-        cluster = _cluster(xr)
-    except common.ClusterError as exc:
-        response.fatal(rsp, f"cannot compose GKECluster {name}: {exc}")
-        return
-    config = cluster.provider_config
-    namespace = cluster.namespace if config.kind == "ProviderConfig" else None
-    kit.require(rsp, CREDENTIALS, GCP, config.kind, match_name=config.name, namespace=namespace)
-    if not kit.was_required(req, CREDENTIALS):
+    cluster = _clouds.read(rsp, kit.composite(req), GKECluster, SHAPE)
+    if cluster is None:
+        return kit.Released.NOTHING
+    if not _clouds.credentials_read(req, rsp, cluster, GCP):
         kit.asking(req, rsp)  # Crossplane calls again with the provider config
-        return
+        return kit.Released.NOTHING
     account = common.at_provider(kit.observed(req, gke.ACCOUNT_KEY))
     project = _project(req) or kit.text(account, "project") or None
     manifests = gke.resources(cluster, project)
@@ -67,25 +58,18 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         status["identitySecretRef"] = {k: identity[k] for k in ("name", "namespace", "key", "type")}
     if cluster_ready and key_ready:
         manifests.update(gke.workload_resources(cluster, status["kubeconfigSecretRef"]))
-    for key, manifest in sorted(manifests.items()):
-        kit.compose(rsp, key, manifest)
     # The grant waits for the account, what goes on the cluster for its kubeconfig and key;
     # once made, each stays while what it waited for flaps.
-    kit.hold(req, rsp, [*gke.IAM_KEYS, *gke.WORKLOAD_KEYS])
+    _clouds.compose_all(req, rsp, manifests, [*gke.IAM_KEYS, *gke.WORKLOAD_KEYS])
     kit.set_status(rsp, status)
     kit.keep_status(req, rsp, "kubeconfigSecretRef", "identitySecretRef")
     _conditions(req, rsp, cluster_ready, key_ready)
-
-
-def _cluster(xr: dict[str, Any]) -> common.CloudCluster:
-    """Return the plain cluster the composite asks for (defaults filled by the model)."""
-    spec = GKECluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    return _clouds.read_cluster(xr, spec, SHAPE)
+    return kit.left_out(req, rsp, _clouds.RELEASED)
 
 
 def _project(req: fnv1.RunFunctionRequest) -> str:
     """Return the project the GCP provider config sets, or ``""``."""
-    found = kit.required(req, CREDENTIALS)
+    found = kit.required(req, _clouds.CREDENTIALS)
     return kit.text(found[0], "spec", "projectID") if found else ""
 
 
@@ -95,12 +79,7 @@ def _conditions(
     cluster_ready: bool,
     key_ready: bool,
 ) -> None:
-    if cluster_ready:
-        kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    else:
-        kit.set_condition(
-            rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the GKE cluster"
-        )
+    _clouds.kubeconfig_condition(rsp, cluster_ready, "the GKE cluster")
     if key_ready:
         kit.set_condition(rsp, "IdentityReady", True, "Available", "service account key written")
     else:

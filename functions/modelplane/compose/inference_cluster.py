@@ -29,7 +29,7 @@ from typing import Any
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.compose import cluster_capacity
 from modelplane.domain import api, usage
 from modelplane.domain import cluster as domain
@@ -52,7 +52,7 @@ PROVIDER_CONFIGS = {
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Publish the pools, provision or adopt the cluster, and install the serving stack."""
     xr = kit.composite(req)
     name = kit.meta(xr).name
@@ -63,7 +63,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     observing = cluster_capacity.require(rsp, name)  # what the workload cluster shows
     if not all(kit.was_required(req, r) for r in ("classes", "replicas", "caches", *observing)):
         kit.asking(req, rsp)  # Crossplane calls again with the classes and the users
-        return
+        return kit.Released.NOTHING
     InferenceCluster.model_validate(xr)  # a malformed spec stops here, with what is wrong
     spec = xr["spec"]
     pools = [_pool(p) for p in spec["nodePools"]]
@@ -97,20 +97,27 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     kit.keep_status(req, rsp, "providerConfigRef", "gateway", "cache")
     _conditions(req, rsp, source, kubeconfig, problems)
     cluster_capacity.set_condition(rsp, observation)
-    _hold_while_used(req, rsp, name)
+    released = [] if _hold_while_used(req, rsp, name) else [USAGE_KEY]
+    if source not in domain.PROVISIONED:
+        released.append(CLOUD_KEY)  # the spec adopts a cluster: it provisions none
+    return kit.Released.of(
+        released, "the usage once nothing uses the cluster; an adopted cluster's cloud composite"
+    )
 
 
 def _hold_while_used(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str
-) -> None:
-    """Compose the ClusterUsage that blocks deleting the cluster while anything uses it."""
+) -> bool:
+    """Compose the ClusterUsage that blocks deleting the cluster while anything uses it;
+    tell whether anything does."""
     users = usage.users(name, kit.required(req, "replicas"), kit.required(req, "caches"))
     if users:
         kit.compose(rsp, USAGE_KEY, usage.cluster_usage(name))
         listed = kit.listed([str(u) for u in users])
         kit.set_condition(rsp, "InUse", True, "InUse", f"deletion is blocked: used by {listed}")
-    else:
-        kit.set_condition(rsp, "InUse", False, "Unused", "nothing uses the cluster")
+        return True
+    kit.set_condition(rsp, "InUse", False, "Unused", "nothing uses the cluster")
+    return False
 
 
 def _classes(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:

@@ -1,16 +1,17 @@
 """InferenceGateway: the control plane's front door, Traefik behind one Gateway API Gateway.
 
-The singleton ``default`` installs, step by step, each step composed only once the one
-before it is ready in the observed state (and kept from then on, so a flapping
-condition never tears a working install down):
+The singleton ``default`` installs, step by step, through the ServingStack's gate
+(:func:`modelplane.domain.stack.gate`): each step is composed only once the steps it
+needs are ready in the observed state, and kept from then on, so a flapping condition
+never tears a working install down:
 
 1. **Gateway API CRDs**: a provider-helm Release of Envoy Gateway's
    ``gateway-crds-helm`` chart with only the standard-channel Gateway API CRDs enabled
    (no Envoy Gateway CRDs). A dedicated CRD chart keeps the CRDs in its templates, so
    Helm upgrades them, and makes them one Release's job: the Traefik chart stopped
    bundling them (and ``traefik-crds`` is deprecated), and Helm never upgrades CRDs it
-   installed from a chart's ``crds/`` folder. The chart version is pinned here
-   (:data:`GATEWAY_API_CRDS_VERSION`), as the API has no field for it. A Release
+   installed from a chart's ``crds/`` folder. The chart version is the ServingStack's
+   pin (:data:`GATEWAY_API_CRDS`), as the API has no field for it. A Release
    references a chart by name and version; nothing is downloaded when rendering.
 2. **Traefik** (with ``loadBalancer: MetalLB``, also **MetalLB**, in parallel): Release
    ``traefik`` of chart ``traefik`` at ``spec.traefik.version`` into
@@ -36,27 +37,29 @@ composes nothing and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
-from modelplane.domain import api, routing
+from modelplane import kit
+from modelplane.domain import api, routing, stack
+from modelplane.domain.conditions import Condition
 from modelplane.models.inferencegateway import InferenceGateway
 
 SINGLETON = "default"
+READY = "ControllerReady"
 
 HELM_API = api.HELM
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 METALLB_API = "metallb.io/v1beta1"
 PROVIDER_CONFIG = {"kind": "ClusterProviderConfig", "name": "default"}
 
-GATEWAY_API_CRDS_CHART = "gateway-crds-helm"
-GATEWAY_API_CRDS_REPOSITORY = "oci://docker.io/envoyproxy"
-GATEWAY_API_CRDS_VERSION = "v1.7.0"
-"""Envoy Gateway v1.7's CRD chart carries Gateway API v1.4.1, the API Traefik v3.6 serves."""
+GATEWAY_API_CRDS = stack.CHARTS[stack.GATEWAY_API_CRDS]
+"""Envoy Gateway's CRD chart, pinned once (in :data:`modelplane.domain.stack.CHARTS`) for
+the control plane and every workload cluster: Gateway API v1.5.1, whose standard
+channel still serves the v1 GatewayClass, Gateway and HTTPRoute Traefik v3.6 reads."""
 
 TRAEFIK_REPOSITORY = "https://traefik.github.io/charts"
 DEFAULT_TRAEFIK_VERSION = "40.2.0"
@@ -78,10 +81,7 @@ POOL = "metallb-pool"
 ADVERTISEMENT = "metallb-l2advertisement"
 GATEWAY_CLASS = "gatewayclass"
 GATEWAY = "gateway"
-
-
-Readiness = Callable[[Mapping[str, Any] | None], bool]
-"""Tells from a composed resource's observed state whether it is ready."""
+METALLB_KEYS = (METALLB, POOL, ADVERTISEMENT)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class Settings:
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the next install steps and report how far the gateway has come."""
     gateway = InferenceGateway.model_validate(kit.composite(req))
     name = str((gateway.metadata or {}).get("name", ""))
@@ -102,22 +102,23 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
             f'the InferenceGateway is a singleton named "{SINGLETON}"; '
             f'this one is named "{name}" and installs nothing'
         )
-        kit.set_condition(rsp, "ControllerReady", False, "NotSingleton", message)
+        kit.set_condition(rsp, _not_ready("NotSingleton", message))
         kit.warn(rsp, message)
         kit.set_ready(rsp, False)
-        return
+        return kit.Released.NOTHING
     settings = read_settings(gateway)
     waiting = _compose_steps(req, rsp, settings)
+    released = kit.Released.NOTHING
+    if settings.metallb_pool is None:
+        released = kit.Released.of(METALLB_KEYS, "spec.traefik.loadBalancer is not MetalLB")
     address = gateway_address(kit.observed(req, GATEWAY))
     if address:
         kit.set_status(rsp, {"address": address})
-    ready = waiting is None and bool(address)
-    if ready:
-        kit.set_condition(rsp, "ControllerReady", True, "Ready", f"Traefik serves {address}")
-    else:
-        reason, message = waiting or ("WaitingForAddress", "the Gateway has no address yet")
-        kit.set_condition(rsp, "ControllerReady", False, reason, message)
-    kit.set_ready(rsp, ready)
+    if waiting is None and not address:
+        waiting = _not_ready("WaitingForAddress", "the Gateway has no address yet")
+    kit.set_condition(rsp, waiting or Condition(READY, True, "Ready", f"Traefik serves {address}"))
+    kit.set_ready(rsp, waiting is None)
+    return released
 
 
 def read_settings(gateway: InferenceGateway) -> Settings:
@@ -132,61 +133,64 @@ def read_settings(gateway: InferenceGateway) -> Settings:
     )
 
 
+def plan(settings: Settings) -> tuple[stack.Step, ...]:
+    """Return the install steps in order, each after the steps it needs."""
+    steps = [
+        stack.Step(CRDS, "the Gateway API CRDs", crds_release()),
+        stack.Step(
+            TRAEFIK, f"Traefik {settings.traefik_version}", traefik_release(settings), (CRDS,)
+        ),
+    ]
+    if settings.metallb_pool is not None:
+        pool = f"MetalLB with the pool {settings.metallb_pool}"
+        steps += [
+            stack.Step(METALLB, pool, metallb_release()),
+            stack.Step(POOL, pool, address_pool(settings.metallb_pool), (METALLB,)),
+            stack.Step(ADVERTISEMENT, pool, l2_advertisement(), (METALLB,)),
+        ]
+    steps += [
+        stack.Step(GATEWAY_CLASS, "the Gateway", gateway_class(), (TRAEFIK,)),
+        stack.Step(GATEWAY, "the Gateway", gateway(), (TRAEFIK,)),
+    ]
+    return tuple(steps)
+
+
+# Why the gateway is not ready, by the first step (in plan order) that is not.
+_WAITING = {
+    CRDS: ("InstallingGatewayAPI", "installing {label}"),
+    TRAEFIK: ("InstallingTraefik", "installing {label}"),
+    METALLB: ("InstallingMetalLB", "installing {label}"),
+    POOL: ("InstallingMetalLB", "installing {label}"),
+    ADVERTISEMENT: ("InstallingMetalLB", "installing {label}"),
+    GATEWAY_CLASS: ("GatewayPending", "waiting for Traefik to program the Gateway"),
+    GATEWAY: ("GatewayPending", "waiting for Traefik to program the Gateway"),
+}
+
+
 def _compose_steps(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, settings: Settings
-) -> tuple[str, str] | None:
-    """Compose every step whose prerequisites are ready; return what is still awaited."""
-    waiting: list[tuple[str, str]] = []
-    crds_ready = _step(req, rsp, CRDS, crds_release(), kit.is_ready)
-    if not crds_ready:
-        waiting.append(("InstallingGatewayAPI", "installing the Gateway API CRDs"))
-    traefik_ready = False
-    if crds_ready or _exists(req, TRAEFIK):
-        traefik_ready = _step(req, rsp, TRAEFIK, traefik_release(settings), kit.is_ready)
-    if not traefik_ready:
-        waiting.append(("InstallingTraefik", f"installing Traefik {settings.traefik_version}"))
-    if settings.metallb_pool is not None:
-        metallb_ready = _step(req, rsp, METALLB, metallb_release(), kit.is_ready)
-        pool_ready = False
-        if metallb_ready or _exists(req, POOL):
-            pool_ready = _step(req, rsp, POOL, address_pool(settings.metallb_pool), _exists_ready)
-            pool_ready &= _step(req, rsp, ADVERTISEMENT, l2_advertisement(), _exists_ready)
-        if not (metallb_ready and pool_ready):
-            pool = settings.metallb_pool
-            waiting.append(("InstallingMetalLB", f"installing MetalLB with the pool {pool}"))
-    if traefik_ready or _exists(req, GATEWAY):
-        class_ok = _step(req, rsp, GATEWAY_CLASS, gateway_class(), _condition_ready("Accepted"))
-        gateway_ok = _step(req, rsp, GATEWAY, gateway(), _condition_ready("Programmed"))
-        if not (class_ok and gateway_ok):
-            waiting.append(("GatewayPending", "waiting for Traefik to program the Gateway"))
-    return waiting[0] if waiting else None
+) -> Condition | None:
+    """Compose every step the stack's gate lets through; return the ``ControllerReady``
+    condition that says what is still awaited, if anything is."""
+    steps = plan(settings)
+    ready = {
+        step.key: kit.composed_ready(step.resource, found)
+        for step in steps
+        if (found := kit.observed(req, step.key)) is not None
+    }
+    progress = stack.gate(steps, ready)
+    for step in progress.composed:
+        kit.compose(rsp, step.key, step.resource, ready=ready.get(step.key, False))
+    pending = {s.key for s in progress.installing} | {s.key for s, _ in progress.blocked}
+    first = next((s for s in steps if s.key in pending), None)
+    if first is None:
+        return None
+    reason, message = _WAITING[first.key]
+    return _not_ready(reason, message.format(label=first.label))
 
 
-def _step(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    key: str,
-    manifest: Mapping[str, Any],
-    is_ready: Readiness,
-) -> bool:
-    ready = bool(is_ready(kit.observed(req, key)))
-    kit.compose(rsp, key, manifest, ready=ready)
-    return ready
-
-
-def _exists(req: fnv1.RunFunctionRequest, key: str) -> bool:
-    return kit.observed(req, key) is not None
-
-
-def _exists_ready(observed: Mapping[str, Any] | None) -> bool:
-    return observed is not None
-
-
-def _condition_ready(kind: str) -> Readiness:
-    def ready(observed: Mapping[str, Any] | None) -> bool:
-        return kit.condition_true(observed, kind)
-
-    return ready
+def _not_ready(reason: str, message: str) -> Condition:
+    return Condition(READY, False, reason, message)
 
 
 def gateway_address(observed: Mapping[str, Any] | None) -> str:
@@ -210,9 +214,9 @@ def _release(name: str, namespace: str, chart: Mapping[str, str], **params: Any)
 def crds_release() -> dict[str, Any]:
     """Return the Release that installs the standard-channel Gateway API CRDs."""
     chart = {
-        "name": GATEWAY_API_CRDS_CHART,
-        "repository": GATEWAY_API_CRDS_REPOSITORY,
-        "version": GATEWAY_API_CRDS_VERSION,
+        "name": GATEWAY_API_CRDS.name,
+        "repository": GATEWAY_API_CRDS.repository,
+        "version": GATEWAY_API_CRDS.version,
     }
     values = {
         "crds": {
@@ -251,21 +255,20 @@ def metallb_release() -> dict[str, Any]:
 
 def address_pool(addresses: str) -> dict[str, Any]:
     """Return the MetalLB IPAddressPool the gateway's Service takes its address from."""
-    return {
-        "apiVersion": METALLB_API,
-        "kind": "IPAddressPool",
-        "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
-        "spec": {"addresses": [addresses]},
-    }
+    return _metallb("IPAddressPool", {"addresses": [addresses]})
 
 
 def l2_advertisement() -> dict[str, Any]:
     """Return the L2Advertisement that announces the pool on the local network."""
+    return _metallb("L2Advertisement", {"ipAddressPools": [POOL_NAME]})
+
+
+def _metallb(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": METALLB_API,
-        "kind": "L2Advertisement",
+        "kind": kind,
         "metadata": {"name": POOL_NAME, "namespace": METALLB_NAMESPACE},
-        "spec": {"ipAddressPools": [POOL_NAME]},
+        "spec": dict(spec),
     }
 
 

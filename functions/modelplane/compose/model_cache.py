@@ -23,7 +23,7 @@ from typing import Any
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.domain import api
 from modelplane.domain import cache as domain
 from modelplane.models.modelcache import ModelCache
@@ -34,18 +34,18 @@ ARTIFACT = "ArtifactReady"
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Stage the cache on every matched cluster and report where it is Ready."""
     xr = kit.composite(req)
     cache = _cache(xr)
     if isinstance(cache, str):
         _invalid(req, rsp, cache)
-        return
+        return kit.Released.NOTHING
     selector = _selector(xr)
     kit.require(rsp, CLUSTERS, api.MODELPLANE, "InferenceCluster", match_labels=selector)
     if not kit.was_required(req, CLUSTERS):
         kit.asking(req, rsp)  # Crossplane calls again with the clusters
-        return
+        return kit.Released.NOTHING
     clusters = sorted(
         (_cluster(req, found) for found in kit.required(req, CLUSTERS)),
         key=lambda c: c.name,
@@ -73,6 +73,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         },
     )
     _report(rsp, cache, selector, stagings)
+    return kit.left_out(req, rsp, "clusters that left the selector; staging steps done")
 
 
 def _cache(xr: Mapping[str, Any]) -> domain.Cache | str:

@@ -39,7 +39,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import ValidationError
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.domain import routing
 from modelplane.models.modelendpoint import ModelEndpoint
 
@@ -49,7 +49,7 @@ MANAGED_BY = "modelplane.ai"
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the endpoint's Service and EndpointSlice, and report whether they exist."""
     raw = kit.composite(req)
     identity = kit.meta(raw)
@@ -61,10 +61,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     except routing.InvalidURLError as err:
         shown = routing.redact_url(url)
         _refuse(req, rsp, "InvalidURL", f"spec.url {shown!r} cannot be routed to: {err}")
-        return
+        return kit.Released.NOTHING
     except ValidationError as err:
         _refuse(req, rsp, "InvalidSpec", kit.summarize(err))
-        return
+        return kit.Released.NOTHING
     backend = routing.backend_name(name)
     built = {
         SERVICE: service(backend, namespace, upstream),
@@ -74,6 +74,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     for key, manifest in built.items():
         kit.compose(rsp, key, manifest, ready=exists[key])
     _report(rsp, backend, namespace, upstream, ready=all(exists.values()))
+    return kit.Released.NOTHING
 
 
 def _refuse(

@@ -30,7 +30,7 @@ from typing import Any
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.compose import replica_pods
 from modelplane.domain import api, workload
 from modelplane.domain.scheduling import stuck
@@ -53,7 +53,7 @@ class Notice:
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the replica's workload on its cluster and report how far along it is."""
     xr = kit.composite(req)
     identity = kit.meta(xr)
@@ -66,28 +66,29 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
             Notice("InvalidSpec", f"the ModelReplica is invalid: {kit.summarize(err)}"),
             warn=True,
         )
-        return
+        return kit.Released.NOTHING
     if replica is None:
         _hold(req, rsp, Notice("InvalidSpec", "the ModelReplica has no spec"), warn=True)
-        return
+        return kit.Released.NOTHING
     namespace = identity.namespace
     _require(rsp, replica, namespace)
     replica_pods.require(rsp, identity.name, namespace)
     cluster = _cluster(req, replica)
     if isinstance(cluster, Notice):
         _hold(req, rsp, cluster, warn=bool(req.observed.resources))
-        return
+        return kit.Released.NOTHING
     claim, cache_note = _cache(req, replica, cluster.name)
     try:
         composed = workload.plan(_replica(identity, replica, claim), cluster)
     except workload.SpecError as err:
         _hold(req, rsp, Notice("InvalidSpec", str(err)), warn=True)
-        return
+        return kit.Released.NOTHING
     for item in composed:
         kit.compose(rsp, item.key, item.resource)
     replica_pods.compose_collection(rsp, identity.name, namespace, cluster)
     verdict = workload.judge(composed, _observed(req, composed))
     _report(rsp, verdict, cluster.name, cache_note, replica_pods.unschedulable(req))
+    return kit.left_out(req, rsp, "what the workload plan no longer has")
 
 
 def _require(rsp: fnv1.RunFunctionResponse, replica: ReplicaSpec, namespace: str) -> None:

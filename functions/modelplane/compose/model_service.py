@@ -46,8 +46,9 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import ValidationError
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.domain import api, routing
+from modelplane.domain.conditions import Condition
 from modelplane.models.modelendpoint import ModelEndpoint
 from modelplane.models.modelservice import ModelService
 
@@ -56,6 +57,8 @@ GATEWAY = "gateway"
 GATEWAY_XR_NAME = "default"
 ROUTE = "httproute"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
+ROUTING_READY = "RoutingReady"
+ENDPOINTS_RESOLVED = "EndpointsResolved"
 
 
 def endpoints_requirement(index: int) -> str:
@@ -97,7 +100,7 @@ class Resolved:
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Require the gateway and endpoints, then compose the HTTPRoute and report."""
     xr = kit.composite(req)
     identity = kit.meta(xr)
@@ -108,7 +111,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     wanted = [GATEWAY] + [endpoints_requirement(i) for i in range(len(selections))]
     if not all(kit.was_required(req, w) for w in wanted):
         kit.asking(req, rsp)  # Crossplane fetches what we asked for and calls again
-        return
+        return kit.Released.NOTHING
     gateway = _gateway(req)
     gateway_address = kit.text(gateway, "status", "address")
     resolved = resolve(req, namespace, selections)
@@ -120,6 +123,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.set_status(rsp, {"address": address})
     kit.keep_status(req, rsp, "address")  # clients hold it; a gateway flap must not take it
     kit.set_ready(rsp, endpoints_ok and routed)
+    return kit.Released.NOTHING
 
 
 def read_selections(service: ModelService) -> list[Selection]:
@@ -220,10 +224,10 @@ def _report_endpoints(
     result: routing.Split,
 ) -> bool:
     if not result.weights:
-        reason, message = _no_endpoints(selections, resolved)
-        kit.set_condition(rsp, "EndpointsResolved", False, reason, message)
-        if reason == "NoEndpoints":
-            kit.warn(rsp, message)
+        unresolved = _no_endpoints(selections, resolved)
+        kit.set_condition(rsp, unresolved)
+        if unresolved.reason == "NoEndpoints":
+            kit.warn(rsp, unresolved.message)
         return False
     shares = routing.entry_shares(resolved.entries, result.as_dict())
     parts = [
@@ -243,21 +247,23 @@ def _report_endpoints(
     count = len(result.weights)
     message = f"routes to {count} endpoint{'s' if count != 1 else ''}: " + "; ".join(parts)
     message += "".join(f" ({note})" for note in notes)
-    kit.set_condition(rsp, "EndpointsResolved", True, "EndpointsResolved", message)
+    kit.set_condition(rsp, ENDPOINTS_RESOLVED, True, "EndpointsResolved", message)
     if result.dropped:
         kit.warn(rsp, message)
     return True
 
 
-def _no_endpoints(selections: Sequence[Selection], resolved: Resolved) -> tuple[str, str]:
+def _no_endpoints(selections: Sequence[Selection], resolved: Resolved) -> Condition:
+    """The ``EndpointsResolved`` condition when nothing can be routed to."""
     if not selections:
-        return "NoEndpoints", "spec.endpoints is empty: the service selects nothing"
+        message = "spec.endpoints is empty: the service selects nothing"
+        return Condition(ENDPOINTS_RESOLVED, False, "NoEndpoints", message)
     if resolved.waiting:
-        return "EndpointsNotReady", (
-            "the selected endpoints have no backend yet: " + ", ".join(resolved.waiting)
-        )
+        message = "the selected endpoints have no backend yet: " + ", ".join(resolved.waiting)
+        return Condition(ENDPOINTS_RESOLVED, False, "EndpointsNotReady", message)
     described = "; ".join(s.describe(i) for i, s in enumerate(selections))
-    return "NoEndpoints", f"no ModelEndpoint in this namespace matches {described}"
+    message = f"no ModelEndpoint in this namespace matches {described}"
+    return Condition(ENDPOINTS_RESOLVED, False, "NoEndpoints", message)
 
 
 def _entry_summary(index: int, selection: Selection, entry: routing.Entry, share: Fraction) -> str:
@@ -286,12 +292,13 @@ def _compose_route(
         else:
             reason = "GatewayNotFound"
             message = 'no InferenceGateway named "default": create it to expose services'
-        kit.set_condition(rsp, "RoutingReady", False, reason, message)
+        kit.set_condition(rsp, ROUTING_READY, False, reason, message)
         return False
     backends = [(resolved.backends[n], w) for n, w in result.weights]
-    accepted, reason, message = route_status(observed)
+    routing_ready = route_status(observed)
+    accepted = routing_ready.status is True
     kit.compose(rsp, ROUTE, http_route(name, namespace, backends), ready=accepted)
-    kit.set_condition(rsp, "RoutingReady", accepted, reason, message)
+    kit.set_condition(rsp, routing_ready)
     return accepted
 
 
@@ -340,28 +347,32 @@ def _backend_ref(backend: Backend, weight: int) -> dict[str, Any]:
     }
 
 
-def route_status(route: Mapping[str, Any] | None) -> tuple[bool, str, str]:
-    """Read whether the control-plane Gateway accepted the route, and why not.
-
-    Returns:
-        (accepted, reason, message) for the ``RoutingReady`` condition.
-    """
+def route_status(route: Mapping[str, Any] | None) -> Condition:
+    """Read whether the control-plane Gateway accepted the route, and why not: the
+    ``RoutingReady`` condition."""
     if route is None:
-        return False, "RoutePending", "creating the HTTPRoute"
+        return _routing(False, "RoutePending", "creating the HTTPRoute")
     parents = kit.maps(route, "status", "parents")
     ours = next((p for p in parents if _is_our_gateway(kit.mapping(p, "parentRef"))), None)
     if ours is None:
-        return False, "RoutePending", "waiting for the gateway to accept the HTTPRoute"
+        return _routing(False, "RoutePending", "waiting for the gateway to accept the HTTPRoute")
     conditions = {c.get("type"): c for c in kit.maps(ours, "conditions")}
     accepted = conditions.get("Accepted") or {}
     if accepted.get("status") != "True":
         reason = str(accepted.get("reason") or "NotAccepted")
-        return False, reason, str(accepted.get("message") or "the gateway did not accept the route")
+        message = str(accepted.get("message") or "the gateway did not accept the route")
+        return _routing(False, reason, message)
     refs = conditions.get("ResolvedRefs") or {}
     if refs.get("status") == "False":
         reason = str(refs.get("reason") or "UnresolvedRefs")
-        return False, reason, str(refs.get("message") or "the gateway cannot resolve a backend")
-    return True, "Accepted", "the control-plane gateway accepted the HTTPRoute"
+        return _routing(
+            False, reason, str(refs.get("message") or "the gateway cannot resolve a backend")
+        )
+    return _routing(True, "Accepted", "the control-plane gateway accepted the HTTPRoute")
+
+
+def _routing(accepted: bool, reason: str, message: str) -> Condition:
+    return Condition(ROUTING_READY, accepted, reason, message)
 
 
 def _is_our_gateway(ref: Mapping[str, Any]) -> bool:

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.compose import _kit as kit
 from modelplane.domain.clouds import common, nebius
 from modelplane.models.nebiuscluster import NebiusCluster
 
@@ -34,30 +33,20 @@ SHAPE = _clouds.Shape(
     preset="preset",
     system_preset=nebius.SYSTEM_PRESET,
 )
-CREDENTIALS = "credentials"
 CACHE_GIB = 2048
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the mk8s cluster's managed resources and report its kubeconfig and identity."""
     xr = kit.composite(req)
-    name = kit.meta(xr).name
-    spec = NebiusCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    try:
-        cluster = _clouds.read_cluster(xr, spec, SHAPE)
-    except common.ClusterError as exc:
-        response.fatal(rsp, f"cannot compose NebiusCluster {name}: {exc}")
-        return
-    config = cluster.provider_config
-    namespace = cluster.namespace if config.kind == "ProviderConfig" else None
-    kit.require(
-        rsp, CREDENTIALS, nebius.NEBIUS, config.kind, match_name=config.name, namespace=namespace
-    )
-    if not kit.was_required(req, CREDENTIALS):
+    cluster = _clouds.read(rsp, xr, NebiusCluster, SHAPE)
+    if cluster is None:
+        return kit.Released.NOTHING
+    if not _clouds.credentials_read(req, rsp, cluster, nebius.NEBIUS):
         kit.asking(req, rsp)  # Crossplane calls again with the provider config
-        return
-    found = kit.required(req, CREDENTIALS)
+        return kit.Released.NOTHING
+    found = kit.required(req, _clouds.CREDENTIALS)
     identity = nebius.identity(found[0] if found else None, cluster.namespace)
     cache_gib = _count(kit.field(xr, "spec", "cache", "sizeGiB"), CACHE_GIB)
     manifests = nebius.resources(cluster, cache_gib)
@@ -65,11 +54,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     server, ca = nebius.endpoint(observed)
     if kit.is_ready(observed) and server:
         manifests.update(nebius.access_resources(cluster, server, ca, identity))
-    for key, manifest in sorted(manifests.items()):
-        kit.compose(rsp, key, manifest)
     # What reaches the cluster waits for its endpoint and the identity; once made, it stays
     # while either flaps.
-    kit.hold(req, rsp, nebius.ACCESS_KEYS)
+    _clouds.compose_all(req, rsp, manifests, nebius.ACCESS_KEYS)
     status: dict[str, Any] = {"cache": {"storageClassName": nebius.STORAGE_CLASS}}
     if kit.observed(req, nebius.KUBECONFIG_SECRET_KEY) is not None:
         secret = nebius.kubeconfig_secret(cluster)
@@ -87,6 +74,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
     ):
         # Its resources may all be ready; nobody can reach the cluster yet.
         kit.set_ready(rsp, False)
+    return kit.left_out(req, rsp, _clouds.RELEASED)
 
 
 def _count(value: Any, default: int) -> int:

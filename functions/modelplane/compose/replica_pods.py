@@ -20,7 +20,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.compose.cluster_capacity import MEMBERSHIP_LABEL
 from modelplane.domain import api, naming, workload
 from modelplane.domain.scheduling import stuck

@@ -30,7 +30,7 @@ from typing import Any
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.domain import stack as domain
 from modelplane.domain import workload
 from modelplane.models.servingstack import Components, Secret, ServingStack
@@ -40,7 +40,7 @@ GATEWAY = "GatewayReady"
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the stack's next steps and report what it waits for."""
     xr = kit.composite(req)
     found = _stack(xr)
@@ -51,7 +51,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.set_condition(rsp, GATEWAY, False, "InvalidSpec", "nothing new is installed")
         kit.keep_status(req, rsp, "gateway")
         kit.set_ready(rsp, False)
-        return
+        return kit.Released.NOTHING
     stack, warnings = found
     for warning in warnings:
         kit.warn(rsp, warning)
@@ -66,6 +66,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None
         kit.set_status(rsp, {"gateway": {"address": address}})
     kit.keep_status(req, rsp, "gateway")  # a Gateway that flaps keeps its published address
     _report(rsp, progress, address)
+    return kit.left_out(req, rsp, "components the spec no longer enables")
 
 
 def _stack(xr: Mapping[str, Any]) -> tuple[domain.Stack, list[str]] | str:

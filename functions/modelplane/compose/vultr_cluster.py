@@ -10,44 +10,32 @@ before (``GPUOperatorReady`` says where it stands).
 
 from __future__ import annotations
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.compose import _kit as kit
-from modelplane.domain.clouds import common, vultr
+from modelplane.domain.clouds import vultr
 from modelplane.models.vultrcluster import VultrCluster
 
 SHAPE = _clouds.Shape(machine="plan", system_machine=vultr.SYSTEM_PLAN)
 
 
 @kit.composer
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the VKE cluster and its GPU pools and report its kubeconfig Secret."""
-    xr = kit.composite(req)
-    spec = VultrCluster.model_validate(xr).spec  # a malformed spec stops here, with what is wrong
-    try:
-        cluster = _clouds.read_cluster(xr, spec, SHAPE)
-    except common.ClusterError as exc:
-        response.fatal(rsp, f"cannot compose VultrCluster {kit.meta(xr).name}: {exc}")
-        return
+    cluster = _clouds.read(rsp, kit.composite(req), VultrCluster, SHAPE)
+    if cluster is None:
+        return kit.Released.NOTHING
     ready = kit.is_ready(kit.observed(req, vultr.CLUSTER_KEY))
     manifests = vultr.resources(cluster)
     if ready:
         manifests.update(vultr.workload_resources(cluster))
-    for key, manifest in sorted(manifests.items()):
-        kit.compose(rsp, key, manifest)
-    # What reaches the cluster waits for it once; then it stays while the cluster flaps.
-    kit.hold(req, rsp, vultr.WORKLOAD_KEYS)
+    _clouds.compose_all(req, rsp, manifests, vultr.WORKLOAD_KEYS)
     kit.set_status(rsp, vultr.status(cluster, ready))
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
-    if ready:
-        kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    else:
-        kit.set_condition(
-            rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the VKE cluster"
-        )
+    _clouds.kubeconfig_condition(rsp, ready, "the VKE cluster")
     _gpu_operator_condition(req, rsp, bool(cluster.pools))
+    return kit.left_out(req, rsp, _clouds.RELEASED)
 
 
 def _gpu_operator_condition(

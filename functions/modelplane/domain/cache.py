@@ -69,6 +69,20 @@ touch "$marker"
 run again (its pod rescheduled, the Job recreated) resumes or skips, never re-stages."""
 
 
+class CacheStatus(StrEnum):
+    """What a ModelDeployment knows of the ModelCache it references (its CacheState's
+    status): a StrEnum, so the text on the wire and in messages stays the same."""
+
+    NONE = "none"
+    """The deployment references no cache."""
+    UNKNOWN = "unknown"
+    """Not read yet, or found but unreadable: nothing new is placed, nothing placed moves."""
+    MISSING = "missing"
+    """Crossplane answered, and no such cache exists."""
+    FOUND = "found"
+    """Found and read."""
+
+
 class Phase(StrEnum):
     """How far along the cache is on one cluster."""
 
