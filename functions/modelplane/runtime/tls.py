@@ -28,6 +28,18 @@ def load_credentials(tls_certs_dir: str) -> grpc.ServerCredentials:
     """
     folder = Path(tls_certs_dir)
     where = f"--tls-certs-dir {tls_certs_dir}"
+    _check_files(folder, where)
+    try:
+        creds = runtime.load_credentials(tls_certs_dir)
+    except OSError as exc:
+        msg = f"{where}: cannot read {Path(str(exc.filename)).name}: {exc.strerror}"
+        raise StartupError(msg) from exc
+    _check_pem(folder, where)
+    return creds
+
+
+def _check_files(folder: Path, where: str) -> None:
+    """Refuse a folder that is not there or lacks a file, naming what is missing."""
     if not folder.is_dir():
         problem = "is not a directory" if folder.exists() else "does not exist"
         msg = f"{where} {problem}"
@@ -37,13 +49,6 @@ def load_credentials(tls_certs_dir: str) -> grpc.ServerCredentials:
         needed = ", ".join(CERT_FILES)
         msg = f"{where} lacks {', '.join(missing)}: it must hold {needed}"
         raise StartupError(msg)
-    try:
-        creds = runtime.load_credentials(tls_certs_dir)
-    except OSError as exc:
-        msg = f"{where}: cannot read {Path(str(exc.filename)).name}: {exc.strerror}"
-        raise StartupError(msg) from exc
-    _check_pem(folder, where)
-    return creds
 
 
 def _check_pem(folder: Path, where: str) -> None:
