@@ -27,15 +27,13 @@ V1, V1BETA1 = (
     for d in (fnv1.DESCRIPTOR, fnv1beta1.DESCRIPTOR)
 )
 
+Runner = grpcv1.FunctionRunnerServiceServicer | ComputePool
+"""What serves the calls: a servicer composing in this process, or a pool of worker
+processes the calls' bytes are handed to."""
 
-def add_services(
-    grpc_server: grpc.aio.Server, runner: grpcv1.FunctionRunnerServiceServicer | ComputePool
-) -> None:
-    """Offer ``runner`` as both FunctionRunner versions, and reflection, on ``grpc_server``.
 
-    ``runner`` is a servicer composing in this process, or a pool of worker processes
-    the calls' bytes are handed to.
-    """
+def add_services(grpc_server: grpc.aio.Server, runner: Runner) -> None:
+    """Offer ``runner`` as both FunctionRunner versions, and reflection, on ``grpc_server``."""
     if isinstance(runner, ComputePool):
         # Bytes in, bytes out: v1 and v1beta1 messages are the same on the wire.
         raw = grpc.unary_unary_rpc_method_handler(runner.run)

@@ -20,20 +20,16 @@ from typing import Any, NamedTuple
 
 import grpc
 from crossplane.function import runtime
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane import registry
 from modelplane.runtime import limits, verdicts
 from modelplane.runtime.address import bind, check_port
 from modelplane.runtime.errors import CrashLoopError, PoolError, StartupError
 from modelplane.runtime.pool import ComputePool
-from modelplane.runtime.services import add_services
+from modelplane.runtime.services import Runner, add_services
 
 SHUTDOWN_GRACE_SECONDS = runtime.SHUTDOWN_GRACE_PERIOD_SECONDS
 _JOIN_POLL_SECONDS = 0.5
-
-Runner = grpcv1.FunctionRunnerServiceServicer | ComputePool
-"""What serves the calls: a servicer composing in this process, or a pool of workers."""
 
 
 def serve(
