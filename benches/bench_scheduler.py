@@ -55,7 +55,7 @@ from typing import Any
 import grpc
 from crossplane.function import logging, resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment import wire
 from modelplane.domain import naming
@@ -325,13 +325,13 @@ def where_time_goes(req: fnv1.RunFunctionRequest) -> dict[str, float]:
     """Split one steady run by phase: shares of the profiled run's cumulative time."""
     profile = cProfile.Profile()
     profile.enable()
-    server.run(req, registry.COMPOSERS)
+    runtime.run(req, registry.COMPOSERS)
     profile.disable()
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     cumulative = {
         (path.rsplit("/", 1)[-1], func): c for (path, _, func), (_, _, _, c, _) in stats.items()
     }
-    total = cumulative.get(("server.py", "run"), 0.0)
+    total = cumulative.get(("dispatch.py", "run"), 0.0)
     if not total:
         return {}
     return {

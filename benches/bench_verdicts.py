@@ -9,7 +9,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from modelplane import server
+from modelplane import runtime
 from modelplane.domain import dra as cel
 from modelplane.domain.dra import Device
 
@@ -37,9 +37,9 @@ def cpu_ms(fn: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f}; CPU time, medians")
     device = Device.build("gpu.nvidia.com", capacity={"memory": "80Gi"})
-    folder = server.private_folder("modelplane-bench-verdicts-")
+    folder = runtime.private_folder("modelplane-bench-verdicts-")
     try:
-        store = server.DiskVerdicts(folder)
+        store = runtime.DiskVerdicts(folder)
         for what, expression in SELECTORS.items():
             selector = cel.compile_selector(expression)
             key = cel.verdict_key(expression, device)

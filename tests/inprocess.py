@@ -17,8 +17,7 @@ from typing import Any
 
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
+from modelplane import kit, registry, runtime
 from modelplane.domain import routing
 
 from tests.requests import request
@@ -82,7 +81,9 @@ def reconcile(xr: Doc, store: Store, observed: Observed | None = None) -> fnv1.R
     asked: dict[str, bytes] = {}
     answers: dict[str, list[Doc]] = {}
     for _ in range(5):
-        rsp = server.run(request(xr, observed=observed or {}, required=answers), registry.COMPOSERS)
+        rsp = runtime.run(
+            request(xr, observed=observed or {}, required=answers), registry.COMPOSERS
+        )
         wanted = {
             name: sel.SerializeToString(deterministic=True)
             for name, sel in rsp.requirements.resources.items()

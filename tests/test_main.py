@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2 as structpb
-from modelplane import main, registry, server
+from modelplane import registry, runtime
 from modelplane.compose import model_deployment as md
 from modelplane.dev import render
 
@@ -59,17 +59,17 @@ CLASS_XR: dict[str, Any] = {
     ],
 )
 def test_select(names: tuple[str, ...], want: set[str]) -> None:
-    assert set(main.select(names)) == want
+    assert set(runtime.select(names)) == want
 
 
 def test_unknown_function_exits_non_zero() -> None:
-    result = CliRunner().invoke(main.cli, ["no-such-kind", "--insecure"])
+    result = CliRunner().invoke(runtime.cli, ["no-such-kind", "--insecure"])
     assert result.exit_code != 0
     assert "unknown function 'no-such-kind'" in result.output
 
 
 def test_needs_credentials_or_insecure() -> None:
-    result = CliRunner().invoke(main.cli, ["inferenceclass"])
+    result = CliRunner().invoke(runtime.cli, ["inferenceclass"])
     assert result.exit_code != 0
     assert "--tls-certs-dir" in result.output
 
@@ -368,9 +368,9 @@ def test_protobuf_alone_refuses_a_request_nested_100_levels() -> None:
 _DECODE_PROBE = """
 import sys
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import server
+from modelplane import runtime
 if sys.argv[1] == "deep":
-    server.allow_deep_messages()
+    runtime.allow_deep_messages()
 fnv1.RunFunctionRequest.FromString(sys.stdin.buffer.read())
 """
 
@@ -379,7 +379,7 @@ fnv1.RunFunctionRequest.FromString(sys.stdin.buffer.read())
     "depth",
     [
         pytest.param(100, id="100-levels"),
-        pytest.param(server.KUBERNETES_MAX_JSON_DEPTH, id="kubernetes-limit"),
+        pytest.param(runtime.KUBERNETES_MAX_JSON_DEPTH, id="kubernetes-limit"),
     ],
 )
 def test_a_deeply_nested_replica_of_another_team_breaks_no_deployment(depth: int) -> None:
@@ -387,7 +387,7 @@ def test_a_deeply_nested_replica_of_another_team_breaks_no_deployment(depth: int
     rsp = _run_over_grpc(_fleet_request(depth))
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
     assert fatal == []
-    assert _placed(rsp) == _placed(server.run(_fleet_request(None), registry.COMPOSERS))
+    assert _placed(rsp) == _placed(runtime.run(_fleet_request(None), registry.COMPOSERS))
     assert len(_placed(rsp)) == 2
 
 
@@ -400,7 +400,7 @@ def test_a_deeply_nested_replica_of_another_team_breaks_no_deployment(depth: int
 _INSTRUMENTED = """
 import os, time
 from crossplane.function import response
-from modelplane import main, registry
+from modelplane import registry, runtime
 from modelplane.domain import dra as cel
 
 def compose(req, rsp):
@@ -421,7 +421,7 @@ def compose(req, rsp):
 
 registry.COMPOSERS["InferenceClass"] = compose
 if __name__ == "__main__":
-    main.cli()
+    runtime.cli()
 """
 
 
@@ -614,7 +614,7 @@ def test_a_call_past_its_deadline_stops_in_its_worker(tmp_path: Path, instrument
 
 def test_a_deep_request_decodes_in_a_worker() -> None:
     """Workers decode requests themselves, on threads with the stack that takes."""
-    req = _fleet_request(server.KUBERNETES_MAX_JSON_DEPTH)
+    req = _fleet_request(runtime.KUBERNETES_MAX_JSON_DEPTH)
     limit = [
         ("grpc.max_send_message_length", 64 << 20),
         ("grpc.max_receive_message_length", 64 << 20),
@@ -628,7 +628,7 @@ def test_a_deep_request_decodes_in_a_worker() -> None:
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         rsp: fnv1.RunFunctionResponse = stub.RunFunction(req, timeout=PATIENCE_SECONDS)
     assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
-    assert _placed(rsp) == _placed(server.run(_fleet_request(None), registry.COMPOSERS))
+    assert _placed(rsp) == _placed(runtime.run(_fleet_request(None), registry.COMPOSERS))
 
 
 def test_a_call_whose_worker_dies_fails_unavailable(tmp_path: Path, instrumented: Path) -> None:
@@ -647,4 +647,4 @@ def test_a_call_whose_worker_dies_fails_unavailable(tmp_path: Path, instrumented
             with pytest.raises(grpc.RpcError) as failed:
                 call.result()
         assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert failed.value.details() == server.WORKER_DIED_MESSAGE
+        assert failed.value.details() == runtime.WORKER_DIED_MESSAGE

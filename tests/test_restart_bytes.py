@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 from modelplane.dev import render
 
 from tests import inprocess as loop
@@ -32,7 +32,7 @@ def _settled_request(kind: str) -> bytes:
     asked: dict[str, bytes] = {}
     for _ in range(5):
         req = request(xr, observed=observed or {}, required=answers)
-        rsp = server.run(req, registry.COMPOSERS)
+        rsp = runtime.run(req, registry.COMPOSERS)
         wanted = {
             n: s.SerializeToString(deterministic=True)
             for n, s in rsp.requirements.resources.items()

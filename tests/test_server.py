@@ -16,11 +16,10 @@ import pydantic
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
-from modelplane import registry, server
-from modelplane.compose import _kit as kit
-from modelplane.compose._kit import Compose
+from modelplane import kit, registry, runtime
 from modelplane.domain import dra as cel
 from modelplane.domain import naming
+from modelplane.kit import Compose
 
 from tests.requests import as_dict, request
 
@@ -92,7 +91,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.reason for c in CASES])
 def test_dispatch(case: Case) -> None:
-    runner = server.FunctionRunner(case.composers)
+    runner = runtime.FunctionRunner(case.composers)
     rsp = asyncio.run(runner.RunFunction(request(case.xr), None))
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
     if case.want_fatal is None:
@@ -110,16 +109,16 @@ def test_exception_keeps_no_partial_state() -> None:
         rsp.desired.resources["partial"].resource.update({"kind": "ConfigMap"})
         _explode(req, rsp)
 
-    rsp = server.run(request(CLASS), {"InferenceClass": half_then_explode})
+    rsp = runtime.run(request(CLASS), {"InferenceClass": half_then_explode})
     assert "partial" not in rsp.desired.resources
 
 
 def test_same_request_same_bytes() -> None:
     req = request(CLASS)
-    first = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
-    again = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    first = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    again = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
     assert first == again
-    assert as_dict(server.run(req, registry.COMPOSERS))["meta"]["tag"] == "test"
+    assert as_dict(runtime.run(req, registry.COMPOSERS))["meta"]["tag"] == "test"
 
 
 def _fatal(rsp: fnv1.RunFunctionResponse) -> list[str]:
@@ -137,7 +136,7 @@ def _no_python(message: str) -> None:
 
 def test_malformed_spec_is_fatal_with_the_bad_field() -> None:
     bad = {**CLASS, "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "count": -1}]}}
-    rsp = server.run(request(bad), registry.COMPOSERS)
+    rsp = runtime.run(request(bad), registry.COMPOSERS)
     fatal = _fatal(rsp)
     assert len(fatal) == 1
     assert fatal[0].startswith("invalid InferenceClass l4: spec.devices[0].count:"), fatal[0]
@@ -199,7 +198,7 @@ def _validating(model: type[pydantic.BaseModel], data: dict[str, Any]) -> Compos
 def test_validation_errors_name_the_object_and_each_field(
     model: type[pydantic.BaseModel], data: dict[str, Any], want: str
 ) -> None:
-    rsp = server.run(request(NAMESPACED), {"ModelDeployment": _validating(model, data)})
+    rsp = runtime.run(request(NAMESPACED), {"ModelDeployment": _validating(model, data)})
     (fatal,) = _fatal(rsp)
     assert fatal.startswith(want), fatal
 
@@ -207,7 +206,7 @@ def test_validation_errors_name_the_object_and_each_field(
 def test_many_validation_errors_are_counted() -> None:
     members = [{"role": "Boss"} for _ in range(8)]
     data = {"spec": {"engines": [{"members": members}]}}
-    rsp = server.run(request(NAMESPACED), {"ModelDeployment": _validating(ModelDeployment, data)})
+    rsp = runtime.run(request(NAMESPACED), {"ModelDeployment": _validating(ModelDeployment, data)})
     (fatal,) = _fatal(rsp)
     assert fatal.count("role:") == 5
     assert fatal.endswith("(and 3 more)"), fatal
@@ -218,7 +217,7 @@ def test_an_internal_error_names_the_composite_and_where_not_the_exception() -> 
         del req, rsp
         naming.replica_name(cast("str", None), "c", 0)  # a bug: None has no [:57]
 
-    rsp = server.run(request(NAMESPACED), {"ModelDeployment": compose})
+    rsp = runtime.run(request(NAMESPACED), {"ModelDeployment": compose})
     (fatal,) = _fatal(rsp)
     assert fatal.startswith(
         "internal error while composing ModelDeployment ml-team/qwen "
@@ -241,7 +240,7 @@ def test_an_internal_error_is_logged_with_its_traceback() -> None:
         def debug(self, event: str, **fields: Any) -> None:
             del event, fields
 
-    server.run(request(CLASS), {"InferenceClass": _explode}, Log())
+    runtime.run(request(CLASS), {"InferenceClass": _explode}, Log())
     ((event, fields),) = logged
     assert event == "compose failed"
     assert "KeyError: 'boom'" in fields["traceback"]
@@ -256,7 +255,7 @@ def test_a_request_too_deep_to_read_is_fatal_and_says_so() -> None:
     deep = req.observed.composite.resource.fields["spec"].struct_value
     for _ in range(2_000):
         deep = deep.fields["a"].struct_value
-    rsp = server.run(req, {"ModelDeployment": compose})
+    rsp = runtime.run(req, {"ModelDeployment": compose})
     (fatal,) = _fatal(rsp)
     assert fatal.startswith(
         "cannot compose ModelDeployment ml-team/qwen: the request nests too deeply to read"
@@ -277,7 +276,7 @@ def test_a_request_too_deep_to_read_is_fatal_and_says_so() -> None:
     ],
 )
 def test_identify_reads_any_shape(xr: dict[str, Any], want: tuple[str, str]) -> None:
-    assert server.identify(request(xr).observed.composite.resource) == want
+    assert runtime.identify(request(xr).observed.composite.resource) == want
 
 
 @pytest.mark.parametrize(
@@ -339,18 +338,18 @@ class _Spinner:
 
 def test_a_call_past_its_deadline_stops_its_work_and_says_so() -> None:
     spinner = _Spinner()
-    runner = server.FunctionRunner({"InferenceClass": spinner})
+    runner = runtime.FunctionRunner({"InferenceClass": spinner})
     context = _Context(remaining=0.2)
     with pytest.raises(_AbortedError):
         asyncio.run(runner.RunFunction(request(CLASS), cast("Any", context)))
     assert spinner.stopped.is_set(), "the compose observed the deadline"
-    assert context.aborted == (grpc.StatusCode.DEADLINE_EXCEEDED, server.DEADLINE_MESSAGE)
+    assert context.aborted == (grpc.StatusCode.DEADLINE_EXCEEDED, runtime.DEADLINE_MESSAGE)
     runner.close()
 
 
 def test_a_call_its_client_cancels_stops_its_work() -> None:
     spinner = _Spinner()
-    runner = server.FunctionRunner({"InferenceClass": spinner})
+    runner = runtime.FunctionRunner({"InferenceClass": spinner})
 
     async def cancel_midway() -> None:
         call = asyncio.ensure_future(runner.RunFunction(request(CLASS), None))
@@ -365,7 +364,7 @@ def test_a_call_its_client_cancels_stops_its_work() -> None:
 
 
 def test_a_call_without_a_deadline_runs_to_the_end() -> None:
-    runner = server.FunctionRunner(registry.COMPOSERS)
+    runner = runtime.FunctionRunner(registry.COMPOSERS)
     rsp = asyncio.run(runner.RunFunction(request(CLASS), cast("Any", _Context(remaining=None))))
     assert _fatal(rsp) == []
     runner.close()
@@ -386,7 +385,7 @@ def test_a_slow_call_does_not_hold_back_a_cheap_one() -> None:
         order.append("cheap")
         release.set()
 
-    runner = server.FunctionRunner({"InferenceClass": slow, "ModelService": cheap})
+    runner = runtime.FunctionRunner({"InferenceClass": slow, "ModelService": cheap})
 
     async def both() -> None:
         slow_call = asyncio.ensure_future(runner.RunFunction(request(CLASS), None))
@@ -400,7 +399,7 @@ def test_a_slow_call_does_not_hold_back_a_cheap_one() -> None:
 
 
 def test_disk_verdicts_are_shared_through_their_folder(tmp_path: Path) -> None:
-    writer, reader = server.DiskVerdicts(tmp_path), server.DiskVerdicts(tmp_path)
+    writer, reader = runtime.DiskVerdicts(tmp_path), runtime.DiskVerdicts(tmp_path)
     verdict = cel.Verdict(
         False, "operation cancelled: work limit of 2000000 exceeded", 12, True, True, 2_000_123
     )
@@ -417,7 +416,7 @@ def test_disk_verdicts_are_shared_through_their_folder(tmp_path: Path) -> None:
 def test_the_verdict_folder_is_private_to_its_user_whatever_the_umask() -> None:
     previous = os.umask(0)
     try:
-        folder = server.private_folder("modelplane-test-verdicts-")
+        folder = runtime.private_folder("modelplane-test-verdicts-")
     finally:
         os.umask(previous)
     try:
@@ -432,4 +431,4 @@ def test_the_verdict_folder_is_private_to_its_user_whatever_the_umask() -> None:
 )
 def test_a_damaged_disk_verdict_reads_as_absent(tmp_path: Path, text: str) -> None:
     (tmp_path / "k").write_text(text)
-    assert server.DiskVerdicts(tmp_path).get("k") is None
+    assert runtime.DiskVerdicts(tmp_path).get("k") is None

@@ -1,6 +1,6 @@
 """A request reaches its worker whole, whether it goes through the pipe or as a memory file.
 
-Requests of at least ``server.SHARED_REQUEST_BYTES`` go to a worker as a memory file
+Requests of at least ``runtime.SHARED_REQUEST_BYTES`` go to a worker as a memory file
 passed over the pipe (Linux), smaller ones through it; either way the worker must answer
 exactly what the function answers in process.
 """
@@ -11,7 +11,7 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 from modelplane.compose import model_deployment as md
 
 from tests.compose.test_model_deployment import (
@@ -39,7 +39,7 @@ def _fleet_request(replicas: int) -> fnv1.RunFunctionRequest:
 )
 def test_a_worker_answers_what_the_function_answers(replicas: int, shared: bool) -> None:
     req = _fleet_request(replicas)
-    assert (req.ByteSize() >= server.SHARED_REQUEST_BYTES) is shared
+    assert (req.ByteSize() >= runtime.SHARED_REQUEST_BYTES) is shared
     limit = [
         ("grpc.max_send_message_length", 64 << 20),
         ("grpc.max_receive_message_length", 64 << 20),
@@ -53,6 +53,6 @@ def test_a_worker_answers_what_the_function_answers(replicas: int, shared: bool)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         answers = [stub.RunFunction(req, timeout=PATIENCE_SECONDS) for _ in range(2)]
     md.forget()
-    want = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    want = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
     assert [a.SerializeToString(deterministic=True) for a in answers] == [want, want]
     assert not [r.message for r in answers[0].results if r.severity == fnv1.SEVERITY_FATAL]

@@ -1,6 +1,6 @@
 """``python -m modelplane``: the same entry point as ``modelplane-function``."""
 
-from modelplane.main import cli
+from modelplane.runtime import cli
 
 if __name__ == "__main__":
     cli()

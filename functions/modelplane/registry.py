@@ -1,6 +1,8 @@
 """The one place that maps a composite resource's kind to the function that composes it.
 
 Adding a function is adding one module under ``modelplane.compose`` and one line here.
+The runtime decodes every request with :func:`decode_request`, which leaves a
+ModelDeployment's fleet encoded until the fleet reader reads it.
 """
 
 from modelplane.compose import (
@@ -19,9 +21,10 @@ from modelplane.compose import (
     serving_stack,
     vultr_cluster,
 )
-from modelplane.compose._kit import Compose
+from modelplane.compose.model_deployment.wire import decode_request
+from modelplane.kit import Compose
 
-__all__ = ["COMPOSERS", "Compose", "kind_for", "names"]
+__all__ = ["COMPOSERS", "Compose", "decode_request", "kind_for", "names"]
 
 COMPOSERS: dict[str, Compose] = {
     "AKSCluster": aks_cluster.compose,

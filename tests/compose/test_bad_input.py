@@ -62,7 +62,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 
 from tests import inprocess as loop
 from tests import setups
@@ -198,7 +198,7 @@ def test_every_kind_has_a_setup() -> None:
 def test_each_setup_is_a_valid_settled_request(kind: str) -> None:
     """The starting point: no Fatal, something observed, everything observed kept."""
     base = settled(kind)
-    rsp = server.run(base.request(), registry.COMPOSERS)
+    rsp = runtime.run(base.request(), registry.COMPOSERS)
     assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
     if kind != "InferenceClass":  # data only: composes nothing
         assert base.observed, f"{kind}: nothing observed to lose"
@@ -504,7 +504,7 @@ def mutations(kind: str, family: str) -> Iterator[Mutation]:
     elif family == "deep":
         yield from _deep(base, DEEP_LEVELS, composite=True)
     elif family == "deep-limit":
-        yield from _deep(base, server.KUBERNETES_MAX_JSON_DEPTH, composite=False)
+        yield from _deep(base, runtime.KUBERNETES_MAX_JSON_DEPTH, composite=False)
 
 
 def _deep_composite(levels: int, req: fnv1.RunFunctionRequest) -> None:
@@ -538,7 +538,7 @@ def check(mutation: Mutation) -> list[str]:
 
 def classify(mutation: Mutation) -> tuple[str, list[str]]:
     """Run one mutation: its answer's class (fatal, held, composed) and what is wrong."""
-    rsp = server.run(mutation.request(), registry.COMPOSERS)
+    rsp = runtime.run(mutation.request(), registry.COMPOSERS)
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
     problems: list[str] = []
     if fatal:

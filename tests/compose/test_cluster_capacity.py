@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.compose import cluster_capacity
 from modelplane.compose.model_deployment import fleet
 from modelplane.dev import schemas
@@ -66,7 +66,7 @@ def run(
     seen = {"observe-nodes": collection(), "observe-resource-slices": collection()}
     if observed is not None:
         seen = observed
-    return server.run(request(xr, observed=seen, required=required), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=seen, required=required), registry.COMPOSERS)
 
 
 def pools(rsp: fnv1.RunFunctionResponse) -> list[dict[str, Any]]:

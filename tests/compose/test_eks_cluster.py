@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 
 from tests.requests import conditions, request
@@ -40,7 +40,7 @@ XR: dict[str, Any] = {
 def _run(
     observed: dict[str, Any] | None = None, xr: dict[str, Any] | None = None
 ) -> fnv1.RunFunctionResponse:
-    return server.run(request(xr or XR, observed=observed), registry.COMPOSERS)
+    return runtime.run(request(xr or XR, observed=observed), registry.COMPOSERS)
 
 
 def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:

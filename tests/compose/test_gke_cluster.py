@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 
 from tests.requests import conditions, request
@@ -53,7 +53,7 @@ def _run(
     observed: dict[str, Any], configs: list[dict[str, Any]] | None = None
 ) -> fnv1.RunFunctionResponse:
     required = {"credentials": [GCP_CONFIG] if configs is None else configs}
-    return server.run(request(XR, observed=observed, required=required), registry.COMPOSERS)
+    return runtime.run(request(XR, observed=observed, required=required), registry.COMPOSERS)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def test_secrets_are_reported_only_once_their_sources_are_ready(case: Case) -> N
 
 
 def test_first_call_only_asks_for_the_provider_config() -> None:
-    rsp = server.run(request(XR), registry.COMPOSERS)
+    rsp = runtime.run(request(XR), registry.COMPOSERS)
     wanted = rsp.requirements.resources["credentials"]
     assert (wanted.api_version, wanted.kind, wanted.match_name) == (
         "gcp.m.upbound.io/v1beta1",

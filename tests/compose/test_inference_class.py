@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 
 from tests.requests import conditions, request
 
@@ -22,7 +22,7 @@ def _class(*device_names: str) -> dict[str, object]:
 
 
 def test_accepted_and_ready() -> None:
-    rsp = server.run(request(_class("nic", "gpu")), registry.COMPOSERS)
+    rsp = runtime.run(request(_class("nic", "gpu")), registry.COMPOSERS)
     assert conditions(rsp) == {"Accepted": ("True", "Accepted", "publishes gpu, nic")}
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
     assert len(rsp.desired.resources) == 0, "a class composes nothing"

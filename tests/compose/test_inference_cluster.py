@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 
 from tests.requests import conditions, request
 
@@ -57,7 +57,7 @@ def _run(
         "observe-nodes": [],
         "observe-resource-slices": [],
     }
-    return server.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
 
 
 def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
 
 
 def test_first_call_only_asks_for_the_classes_and_what_uses_the_cluster() -> None:
-    rsp = server.run(request(_cluster()), registry.COMPOSERS)
+    rsp = runtime.run(request(_cluster()), registry.COMPOSERS)
     wanted = rsp.requirements.resources
     assert sorted(wanted) == [
         "caches",

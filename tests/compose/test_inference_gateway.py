@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 from modelplane.domain import stack
 
@@ -44,7 +44,7 @@ def programmed(address: str | None = "172.18.255.200") -> dict[str, Any]:
 
 def run(xr: dict[str, Any], **observed: dict[str, Any]) -> fnv1.RunFunctionResponse:
     keyed = {k.replace("_", "-"): v for k, v in observed.items()}
-    return server.run(request(xr, observed=keyed), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=keyed), registry.COMPOSERS)
 
 
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render, schemas
 
 from tests.requests import conditions, request
@@ -71,7 +71,7 @@ def _run(
     observed: Mapping[str, Doc] | None = None,
 ) -> fnv1.RunFunctionResponse:
     req = request(xr, observed=observed, required={"clusters": clusters or []})
-    return server.run(req, registry.COMPOSERS)
+    return runtime.run(req, registry.COMPOSERS)
 
 
 def _status(rsp: fnv1.RunFunctionResponse) -> Doc:
@@ -89,7 +89,7 @@ def _resource(rsp: fnv1.RunFunctionResponse, key: str) -> Doc:
 def test_first_call_asks_for_the_selected_clusters() -> None:
     xr = copy.deepcopy(CACHE)
     xr["spec"]["clusterSelector"] = {"matchLabels": {"modelplane.ai/region": "us"}}
-    rsp = server.run(request(xr), registry.COMPOSERS)
+    rsp = runtime.run(request(xr), registry.COMPOSERS)
     selector = rsp.requirements.resources["clusters"]
     assert (selector.kind, dict(selector.match_labels.labels)) == (
         "InferenceCluster",
@@ -99,7 +99,7 @@ def test_first_call_asks_for_the_selected_clusters() -> None:
 
 
 def test_no_selector_asks_for_every_cluster() -> None:
-    rsp = server.run(request(CACHE), registry.COMPOSERS)
+    rsp = runtime.run(request(CACHE), registry.COMPOSERS)
     selector = rsp.requirements.resources["clusters"]
     assert selector.HasField("match_labels")
     assert dict(selector.match_labels.labels) == {}

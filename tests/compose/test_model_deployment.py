@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 from modelplane.compose import _kit as kit
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment import fleet, rolling
@@ -207,7 +207,7 @@ def call(
     req = request(xr, observed=observed, required=required)
     for name in required:
         req.required_resources[name].SetInParent()  # answered, even when empty
-    return server.run(req, registry.COMPOSERS)
+    return runtime.run(req, registry.COMPOSERS)
 
 
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 from modelplane.compose import model_deployment as md
 from modelplane.compose.model_deployment import wire
 
@@ -45,10 +45,10 @@ def _encoded(
 def _answers(data: bytes) -> tuple[bytes, bytes, bytes]:
     """The response to a request decoded whole, then fleet-encoded cold and warm."""
     md.forget()
-    whole = server.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
+    whole = runtime.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
     md.forget()
-    cold = server.run(wire.decode_request(data), registry.COMPOSERS)
-    warm = server.run(wire.decode_request(data), registry.COMPOSERS)
+    cold = runtime.run(wire.decode_request(data), registry.COMPOSERS)
+    warm = runtime.run(wire.decode_request(data), registry.COMPOSERS)
     return tuple(bytes(r.SerializeToString(deterministic=True)) for r in (whole, cold, warm))  # type: ignore[return-value]
 
 
@@ -117,14 +117,14 @@ def test_the_fleet_stays_encoded_and_the_rest_decodes() -> None:
 
 class _Runner:
     def RunFunction(self, req: fnv1.RunFunctionRequest, _: Any) -> fnv1.RunFunctionResponse:
-        return server.run(req, registry.COMPOSERS)
+        return runtime.run(req, registry.COMPOSERS)
 
 
 def test_a_server_registered_with_the_wire_decoder_answers_the_same() -> None:
     xr, replicas = _settled()
     data = _encoded(xr, CLUSTERS, replicas)
     served = grpc.server(ThreadPoolExecutor(1))
-    wire.add_function_runner(_Runner(), served)
+    runtime.add_function_runner(_Runner(), served)
     port = served.add_insecure_port("127.0.0.1:0")
     served.start()
     try:
@@ -134,7 +134,7 @@ def test_a_server_registered_with_the_wire_decoder_answers_the_same() -> None:
     finally:
         served.stop(None)
     md.forget()
-    whole = server.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
+    whole = runtime.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
     assert answer.SerializeToString(deterministic=True) == whole.SerializeToString(
         deterministic=True
     )

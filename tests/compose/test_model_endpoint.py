@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 from modelplane.domain import routing
 
@@ -30,7 +30,7 @@ def endpoint(
 
 
 def _run(xr: dict[str, Any], observed: dict[str, Any] | None = None) -> fnv1.RunFunctionResponse:
-    return server.run(request(xr, observed=observed), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=observed), registry.COMPOSERS)
 
 
 def _desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
@@ -167,8 +167,8 @@ def test_an_invalid_rewrite_path_composes_nothing_and_says_why() -> None:
 
 def test_the_same_request_gives_the_same_response() -> None:
     req = request(endpoint())
-    first = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
-    assert server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True) == first
+    first = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    assert runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True) == first
 
 
 @pytest.mark.crank

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.compose import replica_pods
 
 from tests.requests import conditions, request
@@ -106,7 +106,7 @@ def run(
 ) -> fnv1.RunFunctionResponse:
     """Run the ModelReplica function, with the cluster (and cache) found by default."""
     found = {"cluster": [cluster()], "model-cache": [cache()]} if required is None else required
-    return server.run(request(composite, required=found, observed=observed), registry.COMPOSERS)
+    return runtime.run(request(composite, required=found, observed=observed), registry.COMPOSERS)
 
 
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.compose import model_service
 from modelplane.compose.model_service import Backend
 from modelplane.dev import render, schemas
@@ -141,7 +141,7 @@ def run(
         None if first_call else fetched(xr, fleet, [gateway()] if gateways is None else gateways)
     )
     observed = {"httproute": route} if route else None
-    return server.run(request(xr, required=required, observed=observed), registry.COMPOSERS)
+    return runtime.run(request(xr, required=required, observed=observed), registry.COMPOSERS)
 
 
 def route_of(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
@@ -260,7 +260,7 @@ def test_a_service_never_routes_into_another_namespace() -> None:
     mine, theirs = endpoint("mine"), endpoint("theirs", namespace="other-team")
     required = fetched(xr, [mine], [gateway()])
     required["endpoints-0"].append(theirs)  # even if it were offered
-    rsp = server.run(request(xr, required=required), registry.COMPOSERS)
+    rsp = runtime.run(request(xr, required=required), registry.COMPOSERS)
     assert weights(rsp) == {"mine": 1}
     sent = rsp.requirements.resources["endpoints-0"]
     assert sent.namespace == NS
@@ -465,8 +465,8 @@ def test_the_same_request_gives_the_same_response() -> None:
     xr = service(entry(95, d="a"), entry(5, d="b"))
     fleet = [endpoint("a1", deployment="a"), endpoint("b1", deployment="b")]
     req = request(xr, required=fetched(xr, fleet, [gateway()]))
-    first = server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
-    assert server.run(req, registry.COMPOSERS).SerializeToString(deterministic=True) == first
+    first = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
+    assert runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True) == first
 
 
 RENDER_CASES = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 
 from tests.requests import conditions, request
@@ -72,7 +72,7 @@ def _run(
     xr: dict[str, Any] = XR,
 ) -> fnv1.RunFunctionResponse:
     required = {"credentials": [CONFIG] if configs is None else configs}
-    return server.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=observed, required=required), registry.COMPOSERS)
 
 
 def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def test_nebius_cluster_has_a_function() -> None:
 
 
 def test_first_call_only_asks_for_the_provider_config() -> None:
-    rsp = server.run(request(XR), registry.COMPOSERS)
+    rsp = runtime.run(request(XR), registry.COMPOSERS)
     wanted = rsp.requirements.resources["credentials"]
     assert (wanted.api_version, wanted.kind, wanted.match_name) == (
         "nebius.m.upbound.io/v1beta1",
@@ -96,7 +96,7 @@ def test_first_call_only_asks_for_the_provider_config() -> None:
 
 def test_a_namespaced_provider_config_is_asked_for_in_the_cluster_s_namespace() -> None:
     xr = {**XR, "spec": {**XR["spec"], "credentials": {"kind": "ProviderConfig", "name": "eu"}}}
-    wanted = server.run(request(xr), registry.COMPOSERS).requirements.resources["credentials"]
+    wanted = runtime.run(request(xr), registry.COMPOSERS).requirements.resources["credentials"]
     assert (wanted.kind, wanted.match_name, wanted.namespace) == (
         "ProviderConfig",
         "eu",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render, schemas
 from modelplane.domain import stack
 
@@ -44,7 +44,7 @@ def _ready(*, address: str | None = None) -> Doc:
 
 
 def _run(xr: Doc = STACK, observed: dict[str, Doc] | None = None) -> fnv1.RunFunctionResponse:
-    return server.run(request(xr, observed=observed), registry.COMPOSERS)
+    return runtime.run(request(xr, observed=observed), registry.COMPOSERS)
 
 
 def _everything(xr: Doc = STACK, *, address: str | None = ADDRESS) -> dict[str, Doc]:

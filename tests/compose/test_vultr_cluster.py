@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, server
+from modelplane import kit, registry, runtime
 from modelplane.dev import render
 
 from tests.compose.test_aks_cluster import _composed_cloud_xr
@@ -47,7 +47,7 @@ def _cluster(ready: str | None) -> dict[str, Any]:
 def test_pools_reference_the_cluster_and_the_kubeconfig_waits_for_readiness(
     observed: dict[str, Any] | None, kubeconfig: bool
 ) -> None:
-    rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
+    rsp = runtime.run(request(XR, observed=observed), registry.COMPOSERS)
     # A pool references the cluster: the provider attaches it once the cluster exists.
     gate = ["gpu-operator-validator", "kubernetes-provider-config"] if kubeconfig else []
     assert sorted(rsp.desired.resources) == sorted(["cluster", "pool-gpu-l40s", *gate])
@@ -84,7 +84,7 @@ def test_the_cluster_is_ready_only_once_the_gpu_operator_validates(
     observed = {"cluster": _cluster("True")}
     if validator is not None:
         observed["gpu-operator-validator"] = validator
-    rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
+    rsp = runtime.run(request(XR, observed=observed), registry.COMPOSERS)
     assert conditions(rsp)["GPUOperatorReady"][:2] == want
     gate = rsp.desired.resources["gpu-operator-validator"]
     # The Object is only as ready as the DaemonSet it observes, and so is the composite.
@@ -104,12 +104,12 @@ def test_the_gate_stays_while_the_cluster_flaps() -> None:
         "kind": "ProviderConfig",
         "metadata": {"name": "vultr-ewr-kubernetes"},
     }
-    rsp = server.run(request(XR, observed=observed), registry.COMPOSERS)
+    rsp = runtime.run(request(XR, observed=observed), registry.COMPOSERS)
     assert {"gpu-operator-validator", "kubernetes-provider-config"} <= set(rsp.desired.resources)
 
 
 def test_malformed_spec_is_a_fatal_result_not_a_crash() -> None:
-    rsp = server.run(request({**XR, "spec": {"nodePools": []}}), registry.COMPOSERS)
+    rsp = runtime.run(request({**XR, "spec": {"nodePools": []}}), registry.COMPOSERS)
     assert rsp.results[0].severity == fnv1.SEVERITY_FATAL
 
 

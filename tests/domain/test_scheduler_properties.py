@@ -136,7 +136,7 @@ def replicas_of(
     draw: st.DrawFn, dep: Deployment, fleet_clusters: tuple[FleetCluster, ...]
 ) -> list[ExistingReplica]:
     names = [c.name for c in fleet_clusters] + ["gone"]
-    out = []
+    out: list[ExistingReplica] = []
     for _ in range(draw(st.integers(0, 4))):
         where = draw(st.sampled_from(names))
         pins = {

@@ -32,7 +32,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane import registry, server
+from modelplane import registry, runtime
 
 from tests import inprocess as loop
 from tests.requests import request
@@ -304,7 +304,7 @@ def test_the_packaged_server_composes_over_mtls(serving: str, certs: Path) -> No
     composed = {(r["apiVersion"], r["kind"]) for r in loop.desired(rsp).values()}
     assert ("eks.aws.m.upbound.io/v1beta1", "Cluster") in composed
     assert ("ec2.aws.m.upbound.io/v1beta1", "VPC") in composed
-    want = server.run(eks_request(), registry.COMPOSERS)
+    want = runtime.run(eks_request(), registry.COMPOSERS)
     assert rsp.SerializeToString(deterministic=True) == want.SerializeToString(deterministic=True)
 
 

@@ -24,7 +24,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("adapters", ("modelplane.compose",)),
     ("registry", ("modelplane.registry",)),
     ("runtime", ("modelplane.runtime", "modelplane.server", "modelplane.main")),
-    ("edges", ("modelplane.cli", "modelplane.simulate", "modelplane.dev", "modelplane.dra", "benches")),
+    (
+        "edges",
+        ("modelplane.cli", "modelplane.simulate", "modelplane.dev", "modelplane.dra", "benches"),
+    ),
     ("package", ("modelplane",)),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}

@@ -39,8 +39,8 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelplane.compose._kit import struct_to_dict
 from modelplane.dev.proto import render_pb2
+from modelplane.kit import struct_to_dict
 
 ROOT = Path(__file__).resolve().parents[3]
 CROSSPLANE = ROOT / "bin" / "crossplane"

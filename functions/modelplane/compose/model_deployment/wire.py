@@ -13,7 +13,8 @@ The bytes travel in the request Crossplane's gRPC types define: each fleet item'
 :data:`ENCODED` (fleet objects have no connection details). :func:`encoded_items`
 reads them back. Requests of other kinds decode as usual.
 
-A server uses it by registering its runner with :func:`add_function_runner`.
+A server decodes with it through ``modelplane.registry.decode_request``
+(``modelplane.runtime.add_function_runner`` registers a runner that does).
 """
 
 from __future__ import annotations
@@ -160,25 +161,3 @@ class EncodedItems(Sequence[bytes | struct_pb2.Struct]):
 def encoded_items(found: fnv1.Resources) -> EncodedItems:
     """A requirement's items: each one's encoding when held encoded, else its Struct."""
     return EncodedItems(found)
-
-
-def add_function_runner(servicer: Any, server: Any) -> None:
-    """Register a FunctionRunnerService as the SDK's generated code does, decoding requests
-    with :func:`decode_request` (a drop-in for ``add_FunctionRunnerServiceServicer_to_server``).
-    """
-    import grpc  # noqa: PLC0415  # only a server needs it
-
-    handlers = {
-        "RunFunction": grpc.unary_unary_rpc_method_handler(
-            servicer.RunFunction,
-            request_deserializer=decode_request,
-            response_serializer=_deterministic,  # the same bytes in every process
-        ),
-    }
-    service = "apiextensions.fn.proto.v1.FunctionRunnerService"
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
-    server.add_registered_method_handlers(service, handlers)
-
-
-def _deterministic(rsp: fnv1.RunFunctionResponse) -> bytes:
-    return bytes(rsp.SerializeToString(deterministic=True))

@@ -52,7 +52,7 @@ from typing import Any
 import yaml
 from google.protobuf.internal import api_implementation
 
-from modelplane import server
+from modelplane import runtime
 from modelplane.dev import engine
 from modelplane.dev.loop import fakes
 from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
@@ -99,7 +99,7 @@ def deep_messages() -> Iterator[None]:
     """
     backend = api_implementation.Type()
     if backend not in ("upb", "cpp"):
-        server.allow_deep_messages()
+        runtime.allow_deep_messages()
         yield
         return
     module = "google._upb._message" if backend == "upb" else "google.protobuf.pyext._message"

@@ -1,0 +1,73 @@
+"""The runtime: serve Modelplane's composition functions over gRPC.
+
+The public door of the ``modelplane-function`` server. It knows the registry (which
+kind each function composes, and how to decode a request lazily), never an adapter.
+A module per job:
+
+- :mod:`~modelplane.runtime.command`: the command line (``modelplane-function``);
+- :mod:`~modelplane.runtime.serving`: the gRPC server on its thread, stopped by signals;
+- :mod:`~modelplane.runtime.services`: the FunctionRunner services and reflection;
+- :mod:`~modelplane.runtime.runner`: composing in the serving process, on threads;
+- :mod:`~modelplane.runtime.pool` and :mod:`~modelplane.runtime.worker`: composing in
+  worker processes (``--workers N``), requests as bytes or memory files;
+- :mod:`~modelplane.runtime.dispatch`: kind to composer, every failure a result;
+- :mod:`~modelplane.runtime.verdicts`: the CEL verdict cache the workers share on disk;
+- :mod:`~modelplane.runtime.tls`, :mod:`~modelplane.runtime.address`,
+  :mod:`~modelplane.runtime.limits`, :mod:`~modelplane.runtime.errors`.
+
+A ModelDeployment call's path to its composer, with workers (the default):
+``pool.ComputePool.run`` (the gRPC handler: the request's bytes, undecoded) ->
+``pool._Slot.send`` (a pipe, or a memory file) -> ``worker.Worker.serve`` ->
+``worker.Worker.answer`` (``registry.decode_request``: the fleet stays encoded) ->
+``dispatch.run`` -> ``registry.COMPOSERS["ModelDeployment"]``. In the serving process
+(``--workers 1``): ``registry.decode_request`` (the deserializer) ->
+``runner.FunctionRunner.RunFunction`` -> ``dispatch.run`` -> the composer.
+"""
+
+from modelplane.runtime.command import cli, select
+from modelplane.runtime.dispatch import (
+    DEADLINE_MESSAGE,
+    deadline_of,
+    failed_in,
+    identify,
+    invalid_message,
+    run,
+    serialize_response,
+)
+from modelplane.runtime.errors import CrashLoopError, PoolError, StartupError
+from modelplane.runtime.limits import KUBERNETES_MAX_JSON_DEPTH, allow_deep_messages
+from modelplane.runtime.pool import WORKER_DIED_MESSAGE, ComputePool
+from modelplane.runtime.runner import FunctionRunner
+from modelplane.runtime.services import add_function_runner, add_services
+from modelplane.runtime.serving import serve, serve_workers
+from modelplane.runtime.tls import load_credentials
+from modelplane.runtime.verdicts import DiskVerdicts, private_folder
+from modelplane.runtime.worker import SHARED_REQUEST_BYTES
+
+__all__ = [
+    "DEADLINE_MESSAGE",
+    "KUBERNETES_MAX_JSON_DEPTH",
+    "SHARED_REQUEST_BYTES",
+    "WORKER_DIED_MESSAGE",
+    "ComputePool",
+    "CrashLoopError",
+    "DiskVerdicts",
+    "FunctionRunner",
+    "PoolError",
+    "StartupError",
+    "add_function_runner",
+    "add_services",
+    "allow_deep_messages",
+    "cli",
+    "deadline_of",
+    "failed_in",
+    "identify",
+    "invalid_message",
+    "load_credentials",
+    "private_folder",
+    "run",
+    "select",
+    "serialize_response",
+    "serve",
+    "serve_workers",
+]

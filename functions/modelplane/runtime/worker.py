@@ -1,0 +1,184 @@
+"""A worker process: decode the calls that arrive on its pipe, compose them, send back bytes.
+
+The SDK composes in the serving process only; workers are ours so that N calls compute
+on N cores (see :mod:`modelplane.runtime.pool`, which starts them). The pipe protocol,
+both ways, is a tuple per message:
+
+- to the worker: ``(call_id, deadline, request)``, ``request`` the call's bytes, or
+  their size when they follow as a memory file (:data:`SHARED_REQUEST_BYTES`), or
+  :data:`CANCEL`; :data:`STOP` asks the worker to stop;
+- from the worker: :data:`READY` once, then ``(call_id, kind, payload)``: the
+  composite a call is for (:data:`COMPOSING`), then its outcome (``ok`` with the
+  response's bytes, ``cancelled``, ``unreadable`` with why).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import mmap
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing import reduction
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from crossplane.function import logging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.message import DecodeError
+
+from modelplane import registry
+from modelplane.domain import dra as cel
+from modelplane.runtime import dispatch, limits
+from modelplane.runtime.verdicts import DiskVerdicts
+
+SHARED_REQUEST_BYTES = 1024 * 1024
+"""A request at least this large reaches its worker as a memory file (Linux's memfd)
+passed over the pipe, not through it: copying 112 MiB through the pipe (pickled, in
+64 KiB turns) took ~290 ms, writing it to a memory file ~45 ms, and the worker decodes
+from the file's pages without a copy of its own."""
+READY = "ready"
+COMPOSING = "composing"
+CANCEL = None
+STOP = (0, 0.0, None)
+"""Call ids start at 1: this message asks a worker to stop. (Closing the pipe would not
+reach it while a reader thread in the server is blocked on the pipe.)"""
+COMPOSITE_CHARS = 600
+"""A composite in a log line: its kind and a name of Kubernetes' longest (253 + 63)."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def compute_main(kinds: list[str], conn: Connection, verdicts: Path, debug: bool) -> None:
+    """A worker process: compose the calls that arrive on ``conn`` until it closes."""
+    _stop_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the serving process decides when to stop
+    logging.configure(logging.Level.DEBUG if debug else logging.Level.INFO)
+    limits.allow_deep_messages()
+    sys.setswitchinterval(limits.SWITCH_INTERVAL_SECONDS)
+    cel.share_verdicts(DiskVerdicts(verdicts))
+    try:
+        composers = {kind: registry.COMPOSERS[kind] for kind in kinds}
+    except KeyError as err:
+        conn.send(f"unknown kind {err}")
+        return
+    threading.stack_size(limits.STACK_BYTES)
+    worker = Worker(conn, composers)
+    conn.send(READY)
+    worker.serve()
+
+
+class Worker:
+    """Reads calls from the pipe and composes each on a thread of its own."""
+
+    def __init__(self, conn: Connection, composers: Mapping[str, registry.Compose]) -> None:
+        """Serve ``composers`` to the server at the other end of ``conn``."""
+        self.conn = conn
+        self.composers = composers
+        self.log = logging.get_logger()
+        self.pool = ThreadPoolExecutor(limits.COMPOSE_THREADS, thread_name_prefix="compose")
+        self.budgets: dict[int, cel.CallBudget] = {}
+        self.lock = threading.Lock()
+
+    def serve(self) -> None:
+        """Take calls (and cancellations) until the server says stop or goes away."""
+        while True:
+            try:
+                call_id, deadline, data = self.conn.recv()
+                # A large request's bytes are in a memory file, whose descriptor follows.
+                fd = reduction.recv_handle(self.conn) if isinstance(data, int) else None
+            except (EOFError, OSError, RuntimeError):  # RuntimeError: the descriptor never came
+                break
+            if call_id == STOP[0]:
+                break
+            if data is CANCEL:
+                with self.lock:
+                    budget = self.budgets.get(call_id)
+                if budget is not None:
+                    budget.cancel()
+                continue
+            budget = cel.CallBudget(deadline)
+            with self.lock:
+                self.budgets[call_id] = budget
+            self.pool.submit(self.answer, call_id, budget, data, fd)
+        with self.lock:  # the server is stopping: nobody waits for the answers
+            for budget in self.budgets.values():
+                budget.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def answer(
+        self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
+    ) -> None:
+        """Decode one call, compose it within its budget, and send back what came of it."""
+        try:
+            req = _decode(data, fd)
+        except _UnreadableError as err:
+            result = ("unreadable", str(err).encode())
+        else:
+            kind, ref = dispatch.identify(req.observed.composite.resource)
+            # Which composite the call is for: the server's log line names it if this dies.
+            text = " ".join(f"{kind or 'an unnamed kind'} {ref}".split())[:COMPOSITE_CHARS]
+            self._send((call_id, COMPOSING, text.encode()))
+            try:
+                rsp = dispatch.run(req, self.composers, self.log, budget)
+                result = ("ok", dispatch.serialize_response(rsp))
+            except cel.Cancelled:
+                self.log.bind(tag=req.meta.tag).info("call stopped: its deadline passed")
+                result = ("cancelled", b"")
+        finally:
+            with self.lock:
+                self.budgets.pop(call_id, None)
+        self._send((call_id, *result))
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        with self.lock, contextlib.suppress(OSError, ValueError):  # the server went away
+            self.conn.send(message)
+
+
+class _UnreadableError(Exception):
+    """A call's request cannot be read or decoded; the message says why."""
+
+
+def _decode(data: bytes | int, fd: int | None) -> fnv1.RunFunctionRequest:
+    """The call's request, decoded lazily (``registry.decode_request``).
+
+    Raises:
+        _UnreadableError: its memory file would not map, or its bytes do not decode.
+    """
+    try:
+        with _request_bytes(data, fd) as raw:  # a memory file goes once decoded
+            return registry.decode_request(raw)  # a fleet's items stay encoded until read
+    except (OSError, ValueError, BufferError) as err:  # its memory file would not map
+        msg = f"cannot read the RunFunctionRequest: {err}"
+    except DecodeError as err:
+        msg = f"cannot decode the RunFunctionRequest: {err}"
+    except RecursionError:
+        msg = "cannot decode the RunFunctionRequest: it nests too deeply"
+    raise _UnreadableError(msg)
+
+
+@contextlib.contextmanager
+def _request_bytes(data: bytes | int, fd: int | None) -> Iterator[bytes | memoryview]:
+    """A call's request: the bytes sent inline, or the pages of its memory file (closed after)."""
+    if fd is None:
+        yield data if isinstance(data, bytes) else b""
+        return
+    try:
+        with mmap.mmap(fd, int(data), prot=mmap.PROT_READ) as pages, memoryview(pages) as view:
+            yield view
+    finally:
+        os.close(fd)
+
+
+def _stop_with_parent() -> None:
+    """Have the kernel SIGTERM this worker when its parent dies, however it dies."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere best effort
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
