@@ -36,8 +36,9 @@ from typing import Any
 
 import pytest
 from modelplane.dev import validate
+from modelplane.dev.fakes.base import Key, Obj, describe, get_path
 from modelplane.dev.loop import fleets
-from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, get_path
+from modelplane.dev.loop.fakes import Flap
 from modelplane.dev.loop.harness import (
     ControlPlane,
     PassRecord,

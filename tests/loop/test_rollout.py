@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from modelplane.compose.model_deployment import rolling
-from modelplane.dev.loop.fakes import NEVER_READY, Key, Obj, describe, get_path
+from modelplane.dev.fakes.base import Key, Obj, describe, get_path
+from modelplane.dev.fakes.kubernetes import NEVER_READY
 from modelplane.dev.loop.harness import ControlPlane, Reconciled, history_text
 
 from tests.loop.conftest import Converged, Fleets

@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from modelplane.dev import render, tree
+from modelplane.dev.fakes.base import Key, describe
 from modelplane.dev.loop import fleets, harness
-from modelplane.dev.loop.fakes import Key, describe
 
 DEFAULT_FLEET = "getting-started"
 MAX_PASSES = 12

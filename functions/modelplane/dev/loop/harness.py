@@ -54,8 +54,9 @@ from google.protobuf.internal import api_implementation
 
 from modelplane import server
 from modelplane.dev import engine
+from modelplane.dev.fakes.base import Key, Obj, describe, key_of
 from modelplane.dev.loop import fakes
-from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
+from modelplane.dev.loop.fakes import Flap
 
 ROOT = Path(__file__).resolve().parents[4]
 APIS = ROOT / "apis"
