@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from modelplane.dev.fakes import base as fakes
 from modelplane.dev.fakes.base import Key, describe, get_path
-from modelplane.dev.loop.harness import ControlPlane, history_text
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import history_text
 
 from tests.loop.conftest import Fleets
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 from modelplane.dev.fakes.base import Key, get_path
-from modelplane.dev.loop.harness import ControlPlane, history_text
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import history_text
 from modelplane.domain.api import POOL_LABEL
 
 from tests.loop.conftest import Fleets

@@ -231,7 +231,7 @@ def _azure(mr: _Managed) -> Observation:
     if mr.kind != "KubernetesCluster":
         return at, {}
     fqdn = f"{mr.name}-{digest(mr.name, length=8)}.hcp.{mr.region}.azmk8s.io"
-    at.update({"fqdn": fqdn, "kubeletIdentity": [{"objectId": digest(mr.name, "kubelet")}]})
+    at.update({"fqdn": fqdn, "kubeletIdentity": {"objectId": digest(mr.name, "kubelet")}})
     config = kubeconfig(f"https://{fqdn}:443", mr.name)
     return at, {"kubeconfig": config, "attribute.kube_config_raw": config}
 

@@ -33,6 +33,7 @@ from modelplane.dev.fakes.base import (
 )
 from modelplane.domain import objects
 
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 CLUSTER_SCOPED = frozenset(
     {
         "Namespace",
