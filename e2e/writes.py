@@ -8,7 +8,7 @@ import datetime
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -17,7 +17,9 @@ def now() -> str:
 
 
 def merge_conditions(
-    current: list[Mapping[str, Any]], wanted: list[dict[str, Any]], generation: int | None = None
+    current: Sequence[Mapping[str, Any]],
+    wanted: Sequence[Mapping[str, Any]],
+    generation: int | None = None,
 ) -> list[dict[str, Any]]:
     """``wanted`` with lastTransitionTime kept from ``current`` where the status is the same
     (and a ``message``, which the Gateway API CRDs require even when empty)."""

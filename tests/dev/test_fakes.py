@@ -224,7 +224,7 @@ def test_a_gateway_counts_the_routes_attached_to_each_listener() -> None:
 
 
 def test_the_first_metallb_pool_address_else_a_cloud_load_balancer() -> None:
-    pools = [
+    pools: list[Obj] = [
         {"spec": {"addresses": []}},
         {"spec": {"addresses": ["172.18.255.200-172.18.255.250"]}},
     ]
