@@ -19,6 +19,7 @@ Key = tuple[str, str, str, str]
 
 TIME = "2025-01-01T00:00:00Z"
 """Every condition's lastTransitionTime: the fakes are deterministic."""
+MODELPLANE_GROUP = api.MODELPLANE.partition("/")[0]
 MODELPLANE_GROUPS = tuple(
     version.partition("/")[0] for version in (api.MODELPLANE, api.INFRASTRUCTURE)
 )

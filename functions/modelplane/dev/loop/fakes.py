@@ -49,6 +49,7 @@ from modelplane.dev.fakes.base import (
     GATEWAY_GROUP,
     HELM_GROUP,
     KUBERNETES_GROUP,
+    MODELPLANE_GROUP,
     Key,
     Obj,
     b64,
@@ -350,7 +351,7 @@ def _collection(world: World, obj: Obj) -> Report:
     if ((obj.get("spec") or {}).get("observeObjects") or {}).get("kind") == "Pod":
         return Report(collection_status(), members=members(obj, collection_pods(world, obj)))
     name = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
-    cluster = world.get("modelplane.ai", "InferenceCluster", "", name)
+    cluster = world.get(MODELPLANE_GROUP, "InferenceCluster", "", name)
     if cluster is None:
         return _unsynced(obj, f"cannot find the cluster of provider config {name}")
     classes = {

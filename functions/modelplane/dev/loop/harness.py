@@ -59,6 +59,7 @@ from modelplane.dev.loop.records import (
     condition_line,
     top_level_diff,
 )
+from modelplane.domain import api
 
 KIND_ORDER = (
     "InferenceClass",
@@ -79,7 +80,7 @@ KIND_ORDER = (
 """The order of a pass: the platform first, then what runs on it, then what routes to it."""
 PAUSED = "crossplane.io/paused"
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-USAGE_GROUP = "protection.crossplane.io"
+USAGE_GROUP = api.USAGE.partition("/")[0]
 RENDER_TIMEOUT_SECONDS = 300.0
 """Generous: the machine is small and shared; no test asserts on time."""
 UID_NAMESPACE = uuid.UUID("6f1e7d0c-3b52-4b8e-9a43-2d4c5a1e0b7f")

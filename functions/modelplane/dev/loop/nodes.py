@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from modelplane.domain import api
+from modelplane.domain.api import POOL_LABEL
+
 Obj = dict[str, Any]
 MEMBERSHIP_LABEL = "kubernetes.crossplane.io/owned-by-collection"
-POOL_LABEL = "modelplane.ai/pool"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 MAINTENANCE_TAINT = {"key": "maintenance", "value": "planned", "effect": "NoExecute"}
 
@@ -113,7 +115,7 @@ def members(collection: Mapping[str, Any], matched: list[Obj]) -> list[Obj]:
         digest = hashlib.sha256(ident.encode()).hexdigest()[:7]
         out.append(
             {
-                "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                "apiVersion": api.KUBERNETES_OBJECT,
                 "kind": "Object",
                 "metadata": {
                     "name": f"{name}-{digest}",

@@ -14,6 +14,7 @@ from typing import Any
 from modelplane.dev.fakes.base import (
     HELM_GROUP,
     KUBERNETES_GROUP,
+    MODELPLANE_GROUP,
     Key,
     Obj,
     condition_is,
@@ -128,7 +129,7 @@ class World:
     def pool_runs(self, cluster: str, pool: str) -> bool:
         """Tell whether a node of ``pool`` on ``cluster`` exists and is Ready (pods run)."""
         for ic in self.all():
-            if ic.get("kind") != "InferenceCluster" or group_of(ic) != "modelplane.ai":
+            if ic.get("kind") != "InferenceCluster" or group_of(ic) != MODELPLANE_GROUP:
                 continue
             name = str((ic.get("metadata") or {}).get("name", ""))
             config = self.get(KUBERNETES_GROUP, "ClusterProviderConfig", "", name)
