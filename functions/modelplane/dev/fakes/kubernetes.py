@@ -105,6 +105,24 @@ def pod_templates(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return []
 
 
+def resource_slices(node: str, by_driver: Mapping[str, list[Obj]]) -> list[Obj]:
+    """The ResourceSlices DRA drivers publish on ``node``: one per driver, its devices."""
+    return [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-{driver.replace('.', '-')}"},
+            "spec": {
+                "driver": driver,
+                "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": devs,
+            },
+        }
+        for driver, devs in sorted(by_driver.items())
+    ]
+
+
 def workload_status(cluster: Cluster, manifest: Mapping[str, Any]) -> Obj | None:
     """Return the status ``manifest`` has on ``cluster`` once applied (None: kinds without one)."""
     kind = str(manifest.get("kind", ""))

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from modelplane.dev.fakes.kubernetes import resource_slices
 from modelplane.domain import api
 from modelplane.domain.api import POOL_LABEL
 
@@ -87,20 +88,7 @@ def _slices(node: str, devices: Any) -> list[Obj]:
             continue  # a Synthetic device no driver publishes
         for i in range(int(dev.get("count", 0))):
             by_driver.setdefault(str(dev["driver"]), []).append({"name": f"{dev['name']}-{i}"})
-    return [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-{driver.replace('.', '-')}"},
-            "spec": {
-                "driver": driver,
-                "nodeName": node,
-                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": devs,
-            },
-        }
-        for driver, devs in sorted(by_driver.items())
-    ]
+    return resource_slices(node, by_driver)
 
 
 def members(collection: Mapping[str, Any], matched: list[Obj]) -> list[Obj]:
