@@ -1,18 +1,20 @@
 """Fake providers: what provider-kubernetes, provider-helm, the cloud providers and the
-control plane's Traefik would report, with nothing real behind them.
+control plane's Traefik would report, with nothing real behind them, against a real
+kube-apiserver. What each kind reports is the fake-provider library's
+(:mod:`modelplane.dev.fakes`, which the loop tests run too); this module is the
+plumbing: watches, a work queue, pacing, status writes.
 
 For every managed resource (a CRD in ``*.m.upbound.io``, ``helm.m.crossplane.io`` or
 ``kubernetes[.m].crossplane.io`` with a ``spec.forProvider``) it writes what the real
 provider writes once the external resource exists:
 
-- ``Synced`` and ``Ready`` conditions (``ReconcileSuccess``, ``Available``);
-- ``status.atProvider``: a cloud resource's ``id`` (and ``arn`` on AWS); a Release's
-  ``state: deployed``, revision and chart version; an Object's ``manifest``, the wrapped
-  object as the workload cluster would return it, with a realistic status (a Deployment
-  or LeaderWorkerSet Available, a Service with a cluster IP, a Gateway with an address,
-  an HTTPRoute Accepted by its parent, a PVC Bound, a Job Complete);
-- the connection Secret named by ``spec.writeConnectionSecretToRef`` (a kubeconfig for
-  the clusters, a key for a GCP service account key).
+- ``Synced`` and ``Ready`` conditions (``ReconcileSuccess``, ``Available``); an Object's
+  ``Ready`` follows its ``spec.readiness`` (:func:`modelplane.dev.fakes.kubernetes.readiness`);
+- ``status.atProvider``: a cloud resource's (:func:`modelplane.dev.fakes.cloud.observe`);
+  a Release's ``state: deployed``, revision and chart version; an Object's ``manifest``,
+  the wrapped object as the workload cluster would return it (:mod:`e2e.workloads`);
+- the connection Secret named by ``spec.writeConnectionSecretToRef``, with the
+  connection details the cloud's provider publishes.
 
 A Release installed on the control plane itself (through a ClusterProviderConfig with
 ``InjectedIdentity``) has the effect there that the chart would: ``gateway-crds-helm``
@@ -39,37 +41,34 @@ matching resources report ``Ready=False`` (``Unavailable``) until removed from i
 from __future__ import annotations
 
 import argparse
-import base64
 import copy
-import datetime
 import fnmatch
-import hashlib
-import ipaddress
 import json
 import logging
 import os
 import threading
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+from modelplane.dev.fakes import base, cloud, gateway, helm, kubernetes
 
 from e2e import modules
 from e2e.kube import Kube, KubeError, Obj, dig
+from e2e.workloads import observed_manifest
+from e2e.writes import Deferred, Pacer, merge_conditions, same_but_times, strip_times, with_times
 
 log = logging.getLogger("e2e.providers")
 
 CRD_API = "apiextensions.k8s.io/v1"
-GATEWAY_GROUP = "gateway.networking.k8s.io"
-GATEWAY_KINDS = ("GatewayClass", "Gateway", "HTTPRoute")
-TRAEFIK_CONTROLLER = "traefik.io/gateway-controller"
-WORKLOAD_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+GATEWAY_GROUP = base.GATEWAY_GROUP
+GATEWAY_KINDS = gateway.KINDS
+TRAEFIK_CONTROLLER = gateway.TRAEFIK_CONTROLLER_NAME
+WORKLOAD_GATEWAY_CONTROLLER = gateway.ENVOY_CONTROLLER_NAME
 CONTROL_NAMESPACE = "crossplane-system"
 FLAPS = "e2e-fake-providers"
-CLOUD_LB_ADDRESS = "198.51.100.10"
 PROVISION_SECONDS = 1.5
 # Crossplane opens a composite's watch circuit breaker when the events that map to it
 # exceed a bucket of 100 that refills by 1 a second; then it drops them for 5 minutes
@@ -90,302 +89,10 @@ PER_COMPOSITE_RATE = 2.0
 
 def managed_group(group: str) -> bool:
     return group.endswith(".m.upbound.io") or group in {
-        "helm.m.crossplane.io",
-        "kubernetes.m.crossplane.io",
+        base.HELM_GROUP,
+        base.KUBERNETES_GROUP,
         "kubernetes.crossplane.io",
     }
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def digest(*parts: str, length: int = 17) -> str:
-    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
-
-
-def condition(kind: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
-    return {
-        "type": kind,
-        "status": "True" if status else "False",
-        "reason": reason,
-        "message": message,
-    }
-
-
-def merge_conditions(
-    current: list[Mapping[str, Any]], wanted: list[dict[str, Any]], generation: int | None = None
-) -> list[dict[str, Any]]:
-    """``wanted`` with lastTransitionTime kept from ``current`` where the status is the same."""
-    old = {c.get("type"): c for c in current}
-    out = []
-    for want in wanted:
-        c = dict(want)
-        prev = old.get(c["type"])
-        same = prev is not None and prev.get("status") == c["status"]
-        c["lastTransitionTime"] = prev["lastTransitionTime"] if same and prev else now()
-        if generation is not None:
-            c["observedGeneration"] = generation
-        out.append(c)
-    kept = [dict(c) for t, c in old.items() if t not in {w["type"] for w in wanted}]
-    return kept + out
-
-
-def strip_times(conds: Any) -> list[tuple[Any, ...]]:
-    return sorted(
-        (
-            c.get("type"),
-            c.get("status"),
-            c.get("reason"),
-            c.get("message"),
-            c.get("observedGeneration"),
-        )
-        for c in conds or []
-    )
-
-
-class Deferred(Exception):  # noqa: N818 - not an error: come back later
-    """A write that must wait for its composite's pacer."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"deferred {seconds:.1f}s")
-        self.seconds = seconds
-
-
-class Pacer:
-    """A token bucket: at most ``rate`` writes a second, bursts of ``burst``."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
-        self.lock = threading.Lock()
-
-    def try_take(self) -> float:
-        """Take a token if there is one (0); else how long until there is."""
-        with self.lock:
-            t = time.monotonic()
-            self.tokens = min(self.burst, self.tokens + (t - self.stamp) * self.rate)
-            self.stamp = t
-            if self.tokens >= 1:
-                self.tokens -= 1
-                return 0.0
-            return (1 - self.tokens) / self.rate
-
-    def take(self) -> None:
-        while True:
-            with self.lock:
-                t = time.monotonic()
-                self.tokens = min(self.burst, self.tokens + (t - self.stamp) * self.rate)
-                self.stamp = t
-                if self.tokens >= 1:
-                    self.tokens -= 1
-                    return
-                wait = (1 - self.tokens) / self.rate
-            time.sleep(wait)
-
-
-# -- the workload cluster's view of a wrapped object -------------------------------------
-
-
-def cluster_ip(*parts: str) -> str:
-    n = int(digest(*parts, length=8), 16) % (256 * 256 - 2) + 1
-    return str(ipaddress.IPv4Address("10.96.0.0") + n)
-
-
-def gateway_ip(cluster: str) -> str:
-    """A documentation-range address per workload cluster (its load balancer)."""
-    n = int(digest(cluster, length=4), 16) % 250 + 2
-    return f"203.0.113.{n}"
-
-
-def ok(kind: str, reason: str, message: str = "") -> dict[str, Any]:
-    return {
-        "type": kind,
-        "status": "True",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": "1970-01-01T00:00:00Z",
-    }
-
-
-def observed_manifest(obj: Mapping[str, Any], cluster: str) -> dict[str, Any]:
-    """The wrapped manifest as the workload cluster would return it, with its status."""
-    manifest: dict[str, Any] = copy.deepcopy(dig(obj, "spec", "forProvider", "manifest") or {})
-    meta = manifest.setdefault("metadata", {})
-    kind = str(manifest.get("kind", ""))
-    name = str(meta.get("name", ""))
-    ns = str(meta.get("namespace", ""))
-    created = str(obj["metadata"].get("creationTimestamp", ""))
-    meta.setdefault("uid", str(uuid.UUID(digest(cluster, kind, ns, name, length=32))))
-    meta.setdefault("creationTimestamp", created)
-    meta.setdefault("resourceVersion", "1")
-    meta.setdefault("generation", 1)
-    spec = manifest.get("spec") or {}
-    status: dict[str, Any] | None = None
-    if kind == "Namespace":
-        status = {"phase": "Active"}
-    elif kind in ("Deployment", "StatefulSet", "ReplicaSet"):
-        n = int(spec.get("replicas", 1))
-        status = {"observedGeneration": 1, "replicas": n, "updatedReplicas": n}
-        if n:
-            status.update(readyReplicas=n, availableReplicas=n)
-        if kind == "Deployment":
-            status["conditions"] = [
-                ok("Available", "MinimumReplicasAvailable", "Deployment has minimum availability."),
-                ok(
-                    "Progressing",
-                    "NewReplicaSetAvailable",
-                    f'ReplicaSet "{name}-{digest(name, length=10)}" has successfully progressed.',
-                ),
-            ]
-    elif kind == "LeaderWorkerSet":
-        n = int(spec.get("replicas", 1))
-        status = {
-            "replicas": n,
-            "readyReplicas": n,
-            "updatedReplicas": n,
-            "hpaPodSelector": f"leaderworkerset.sigs.k8s.io/name={name}",
-            "conditions": [ok("Available", "AllGroupsReady", "All replicas are ready")],
-        }
-    elif kind == "Service":
-        if spec.get("clusterIP") != "None":
-            spec.setdefault("clusterIP", cluster_ip(cluster, ns, name))
-            spec.setdefault("clusterIPs", [spec["clusterIP"]])
-        status = {"loadBalancer": {}}
-        if spec.get("type") == "LoadBalancer":
-            status = {"loadBalancer": {"ingress": [{"ip": gateway_ip(cluster), "ipMode": "VIP"}]}}
-    elif kind == "PersistentVolumeClaim":
-        status = {
-            "phase": "Bound",
-            "accessModes": spec.get("accessModes", []),
-            "capacity": {"storage": dig(spec, "resources", "requests", "storage") or "1Gi"},
-        }
-        spec.setdefault("volumeName", f"pvc-{meta['uid']}")
-    elif kind == "Job":
-        status = {
-            "succeeded": 1,
-            "ready": 0,
-            "startTime": created,
-            "completionTime": created,
-            "conditions": [
-                ok(
-                    "SuccessCriteriaMet",
-                    "CompletionsReached",
-                    "Reached expected number of succeeded pods",
-                ),
-                ok("Complete", "CompletionsReached", "Reached expected number of succeeded pods"),
-            ],
-        }
-    elif kind == "GatewayClass":
-        status = {"conditions": [ok("Accepted", "Accepted", "Handled by Envoy Gateway")]}
-    elif kind == "Gateway":
-        status = gateway_status(spec, [{"type": "IPAddress", "value": gateway_ip(cluster)}], {})
-    elif kind in ("HTTPRoute", "GRPCRoute"):
-        status = {
-            "parents": [
-                {
-                    "parentRef": ref,
-                    "controllerName": WORKLOAD_GATEWAY_CONTROLLER,
-                    "conditions": [
-                        ok("Accepted", "Accepted", "Route is accepted"),
-                        ok(
-                            "ResolvedRefs",
-                            "ResolvedRefs",
-                            "Resolved all the Object references for the Route",
-                        ),
-                    ],
-                }
-                for ref in spec.get("parentRefs") or []
-            ]
-        }
-    elif kind == "Certificate":
-        status = {
-            "conditions": [ok("Ready", "Ready", "Certificate is up to date and has not expired")]
-        }
-    if spec:
-        manifest["spec"] = spec
-    if status is not None:
-        manifest["status"] = _stamp(status, created)
-    return manifest
-
-
-def _stamp(value: Any, when: str) -> Any:
-    """Condition times of a fresh manifest: the Object's creation."""
-    if isinstance(value, dict):
-        return {
-            k: (when if k == "lastTransitionTime" else _stamp(v, when)) for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_stamp(v, when) for v in value]
-    return value
-
-
-def gateway_status(
-    spec: Mapping[str, Any], addresses: list[dict[str, str]], attached: Mapping[str, int]
-) -> dict[str, Any]:
-    listeners = [
-        {
-            "name": listener["name"],
-            "supportedKinds": [
-                {"group": GATEWAY_GROUP, "kind": "HTTPRoute"},
-                {"group": GATEWAY_GROUP, "kind": "GRPCRoute"},
-            ],
-            "attachedRoutes": attached.get(listener["name"], 0),
-            "conditions": [
-                ok("Programmed", "Programmed", "Listener is programmed"),
-                ok("Accepted", "Accepted", "Listener is accepted"),
-                ok("ResolvedRefs", "ResolvedRefs", "Resolved all references"),
-                {**ok("Conflicted", "NoConflicts", "No conflicts"), "status": "False"},
-            ],
-        }
-        for listener in spec.get("listeners") or []
-    ]
-    return {
-        "addresses": addresses,
-        "conditions": [
-            ok("Accepted", "Accepted", "Gateway is accepted"),
-            ok("Programmed", "Programmed", "Gateway is programmed"),
-        ],
-        "listeners": listeners,
-    }
-
-
-def kubeconfig(cluster: str) -> str:
-    server = f"https://{cluster}.e2e.invalid"
-    ca = base64.b64encode(f"fake CA of {cluster}".encode()).decode()
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {"name": cluster, "cluster": {"server": server, "certificate-authority-data": ca}}
-            ],
-            "users": [{"name": cluster, "user": {"token": digest("token", cluster, length=32)}}],
-            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
-            "current-context": cluster,
-        }
-    )
-
-
-AWS_ID_PREFIX = {
-    "VPC": "vpc",
-    "Subnet": "subnet",
-    "InternetGateway": "igw",
-    "NATGateway": "nat",
-    "RouteTable": "rtb",
-    "EIP": "eipalloc",
-    "SecurityGroup": "sg",
-    "LaunchTemplate": "lt",
-    "FileSystem": "fs",
-    "MountTarget": "fsmt",
-    "AccessPoint": "fsap",
-    "Route": "r",
-    "RouteTableAssociation": "rtbassoc",
-    "SecurityGroupIngressRule": "sgr",
-    "SecurityGroupEgressRule": "sgr",
-}
 
 
 # -- the providers -------------------------------------------------------------------------
@@ -530,21 +237,13 @@ class Providers:
             # Creating takes a moment; come back then.
             self.enqueue(api_version, kind, ns, name, PROVISION_SECONDS - age)
             return
-        if kind == "Release":
-            at_provider = self.release(obj)
-        elif group.startswith("kubernetes."):
-            cluster = str(dig(obj, "spec", "providerConfigRef", "name") or "default")
-            at_provider = {"manifest": observed_manifest(obj, cluster)}
-        else:
-            at_provider = self.cloud(obj)
-        if dig(obj, "spec", "writeConnectionSecretToRef", "name"):
-            self.connection_secret(obj)
-        ready = not self.flapping(obj)
+        at_provider, ready = self.observe(obj)
+        ready = ready and not self.flapping(obj)
         wanted = [
-            condition("Synced", True, "ReconcileSuccess"),
-            condition("Ready", True, "Available")
+            base.condition("Synced", True, "ReconcileSuccess"),
+            base.condition("Ready", True, "Available")
             if ready
-            else condition("Ready", False, "Unavailable", "e2e: made unavailable on purpose"),
+            else base.condition("Ready", False, "Unavailable", "e2e: made unavailable on purpose"),
         ]
         status = obj.get("status") or {}
         key = (api_version, kind, ns, name)
@@ -567,6 +266,37 @@ class Providers:
             json.dumps(dig(stored, "status", "atProvider"), sort_keys=True),
         )
         log.info("%s %s/%s: %s", kind, ns, name, "Ready" if ready else "NOT Ready (flap)")
+
+    def observe(self, obj: Obj) -> tuple[dict[str, Any], bool]:
+        """What the resource's provider reports (the library's), and whether it is Ready;
+        a connection Secret written on the way."""
+        group = str(obj["apiVersion"]).split("/")[0]
+        if obj["kind"] == "Release":
+            return self.release(obj), True
+        if group.startswith("kubernetes."):
+            cluster = str(dig(obj, "spec", "providerConfigRef", "name") or "default")
+            applied = observed_manifest(obj, cluster)
+            return {"manifest": applied}, self.object_ready(obj, applied)
+        config = None
+        if group.endswith("gcp.m.upbound.io"):  # GCP's provider config names the project
+            config_name = str(dig(obj, "spec", "providerConfigRef", "name") or "default")
+            config = self.kube.get(
+                cloud.family(group) + "/v1beta1", "ClusterProviderConfig", config_name
+            )
+        at_provider, details = cloud.observe(obj, config)
+        target = str(dig(obj, "spec", "writeConnectionSecretToRef", "name") or "")
+        if target:
+            self.connection_secret(cloud.connection_secret(obj, target, details))
+        return at_provider, True
+
+    @staticmethod
+    def object_ready(obj: Mapping[str, Any], applied: Mapping[str, Any]) -> bool:
+        """``Ready`` as provider-kubernetes derives it from ``spec.readiness``."""
+        try:
+            return kubernetes.readiness(obj, applied)[0]
+        except ValueError as exc:  # a query the library cannot read: Ready, as e2e always was
+            log.warning("%s: %s", obj["metadata"]["name"], exc)
+            return True
 
     def write_status(self, obj: Obj) -> Obj:
         """PUT the status, paced globally and per composite; return what was stored."""
@@ -591,35 +321,8 @@ class Providers:
         )
         return stored
 
-    def cloud(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        kind = str(obj["kind"])
-        group = str(obj["apiVersion"]).split("/")[0]
-        meta = obj["metadata"]
-        name = str(meta["name"])
-        annotations = meta.get("annotations") or {}
-        external = annotations.get("crossplane.io/external-name") or name
-        out: dict[str, Any] = {}
-        if group.endswith("aws.m.upbound.io"):
-            prefix = AWS_ID_PREFIX.get(kind)
-            out["id"] = (
-                f"{prefix}-{digest(group, kind, meta.get('namespace', ''), name)}"
-                if prefix
-                else external
-            )
-            region = dig(obj, "spec", "forProvider", "region") or "us-east-1"
-            service = group.split(".")[0]
-            out["arn"] = f"arn:aws:{service}:{region}:123456789012:{kind.lower()}/{out['id']}"
-            if kind == "Cluster" and service == "eks":
-                out["endpoint"] = (
-                    f"https://{digest(name, length=32).upper()}.gr7.{region}.eks.amazonaws.com"
-                )
-                out["status"] = "ACTIVE"
-        else:
-            out["id"] = external
-        return out
-
     def release(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        chart = dig(obj, "spec", "forProvider", "chart") or {}
+        """A Release on the control plane has its chart's effects here (below)."""
         config = str(dig(obj, "spec", "providerConfigRef", "name") or "default")
         if self.on_control_plane(obj, config):
             namespace = dig(obj, "spec", "forProvider", "namespace")
@@ -629,15 +332,8 @@ class Providers:
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
                     manager="helm",
                 )
-            self.chart_effects(str(chart.get("name", "")))
-        out: dict[str, Any] = {
-            "releaseDescription": "Install complete",
-            "revision": 1,
-            "state": "deployed",
-        }
-        if chart.get("version"):
-            out["version"] = str(chart["version"]).lstrip("v")
-        return out
+            self.chart_effects(str(helm.chart_of(obj).get("name", "")))
+        return helm.observe(obj)
 
     def on_control_plane(self, obj: Mapping[str, Any], config: str) -> bool:
         kind = str(dig(obj, "spec", "providerConfigRef", "kind") or "ClusterProviderConfig")
@@ -670,48 +366,16 @@ class Providers:
             log.info("chart %s: installed %d CRDs on the control plane", chart, len(files))
         self.installed.add(chart)
 
-    def connection_secret(self, obj: Mapping[str, Any]) -> None:
-        meta = obj["metadata"]
-        ns = meta.get("namespace") or dig(obj, "spec", "writeConnectionSecretToRef", "namespace")
-        name = dig(obj, "spec", "writeConnectionSecretToRef", "name")
-        if self.kube.get("v1", "Secret", name, ns) is not None:
+    def connection_secret(self, secret: Obj) -> None:
+        """Write the connection Secret the library says, once."""
+        meta = secret["metadata"]
+        if self.kube.get("v1", "Secret", meta["name"], meta["namespace"]) is not None:
             return
-        cluster = str(dig(obj, "spec", "forProvider", "clusterName") or meta["name"])
-        config = kubeconfig(cluster)
-        data = {
-            "kubeconfig": config,
-            "attribute.kube_config": config,
-            "attribute.kube_config_raw": config,
-        }
-        if obj["kind"] == "ServiceAccountKey":
-            key = base64.b64encode(
-                f'{{"type": "service_account", "private_key_id": "{digest(cluster)}"}}'.encode()
-            ).decode()
-            data = {"private_key": key, "attribute.private_key": key}
         self.pacer.take()
-        self.kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {
-                    "name": name,
-                    "namespace": ns,
-                    "ownerReferences": [
-                        {
-                            "apiVersion": obj["apiVersion"],
-                            "kind": obj["kind"],
-                            "name": meta["name"],
-                            "uid": meta["uid"],
-                            "controller": True,
-                        }
-                    ],
-                },
-                "type": "connection.crossplane.io/v1alpha1",
-                "stringData": data,
-            },
-            manager="fake-provider",
-        )
-        log.info("%s %s/%s: wrote connection Secret %s", obj["kind"], ns, meta["name"], name)
+        self.kube.apply(secret, manager="fake-provider")
+        owner = meta["ownerReferences"][0]
+        log.info("%s %s/%s: wrote connection Secret %s", owner["kind"], meta["namespace"],
+                 owner["name"], meta["name"])  # fmt: skip
 
     # -- the control plane's Traefik --------------------------------------------------
 
@@ -721,125 +385,63 @@ class Providers:
 
     def lb_address(self) -> str:
         if not self.kube.served("metallb.io/v1beta1", "IPAddressPool"):
-            return CLOUD_LB_ADDRESS
-        for pool in self.kube.list("metallb.io/v1beta1", "IPAddressPool"):
-            for block in dig(pool, "spec", "addresses") or []:
-                first = str(block).split("-")[0].split("/")[0].strip()
-                if first:
-                    return first
-        return CLOUD_LB_ADDRESS
+            return gateway.CLOUD_LB_ADDRESS
+        return gateway.first_pool_address(self.kube.list("metallb.io/v1beta1", "IPAddressPool"))
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """An object on the control plane, for the library's Gateway API controller."""
+        api_version = f"{GATEWAY_GROUP}/v1" if kind in GATEWAY_KINDS else "v1"
+        return self.kube.get(api_version, kind, name, namespace or None)
+
+    def attached(self, obj: Mapping[str, Any]) -> dict[str, int]:
+        """The HTTPRoutes attached to each listener of a Gateway."""
+        meta = obj["metadata"]
+        out: dict[str, int] = {}
+        for route in self.kube.list(f"{GATEWAY_GROUP}/v1", "HTTPRoute"):
+            for ref in dig(route, "spec", "parentRefs") or []:
+                rns = ref.get("namespace") or route["metadata"]["namespace"]
+                if ref.get("name") == meta["name"] and rns == meta["namespace"]:
+                    for listener in dig(obj, "spec", "listeners") or []:
+                        if ref.get("sectionName") in (None, listener["name"]):
+                            out[listener["name"]] = out.get(listener["name"], 0) + 1
+        return out
 
     def reconcile_gateway_api(self, obj: Obj) -> None:
-        if not self.traefik:
+        """Traefik: the library's Gateway API status, written when it changes."""
+        if not self.traefik or not self.handles(obj):
             return
         kind = obj["kind"]
         meta = obj["metadata"]
-        generation = int(meta.get("generation", 1))
+        attached = self.attached(obj) if kind == "Gateway" else None
+        wanted = gateway.status(
+            obj, True, TRAEFIK_CONTROLLER, self.lb_address(), self.lookup, attached
+        )
+        if not wanted:
+            return
         status = obj.get("status") or {}
-        new_status: dict[str, Any]
-        if kind == "GatewayClass":
-            if dig(obj, "spec", "controllerName") != TRAEFIK_CONTROLLER:
-                return
-            wanted = [condition("Accepted", True, "Accepted", "Handled by Traefik controller")]
-            if strip_times(status.get("conditions")) == strip_times(
-                [{**c, "observedGeneration": generation} for c in wanted]
-            ):
-                return
-            new_status = {
-                **status,
-                "conditions": merge_conditions(status.get("conditions") or [], wanted, generation),
-            }
-        elif kind == "Gateway":
-            if not self.ours(str(dig(obj, "spec", "gatewayClassName") or "")):
-                return
-            attached: dict[str, int] = {}
-            for route in self.kube.list(f"{GATEWAY_GROUP}/v1", "HTTPRoute"):
-                for ref in dig(route, "spec", "parentRefs") or []:
-                    rns = ref.get("namespace") or route["metadata"]["namespace"]
-                    if ref.get("name") == meta["name"] and rns == meta["namespace"]:
-                        for listener in dig(obj, "spec", "listeners") or []:
-                            if ref.get("sectionName") in (None, listener["name"]):
-                                attached[listener["name"]] = attached.get(listener["name"], 0) + 1
-            wanted_status = gateway_status(
-                obj.get("spec") or {}, [{"type": "IPAddress", "value": self.lb_address()}], attached
-            )
-            for c in wanted_status["conditions"]:
-                c["observedGeneration"] = generation
-            if (
-                status.get("addresses") == wanted_status["addresses"]
-                and strip_times(status.get("conditions"))
-                == strip_times(wanted_status["conditions"])
-                and [
-                    (li.get("name"), li.get("attachedRoutes"))
-                    for li in status.get("listeners") or []
-                ]
-                == [(li["name"], li["attachedRoutes"]) for li in wanted_status["listeners"]]
-            ):
-                return
-            new_status = {**status, **wanted_status}
-            new_status["conditions"] = merge_conditions(
-                status.get("conditions") or [], wanted_status["conditions"], generation
-            )
-            for li in new_status["listeners"]:
-                li["conditions"] = [
-                    {**c, "lastTransitionTime": now(), "observedGeneration": generation}
-                    for c in li["conditions"]
-                ]
-        else:  # HTTPRoute
-            parents = []
-            for ref in dig(obj, "spec", "parentRefs") or []:
-                gw_ns = ref.get("namespace") or meta["namespace"]
-                gw = self.kube.get(f"{GATEWAY_GROUP}/v1", "Gateway", ref.get("name", ""), gw_ns)
-                if gw is None or not self.ours(str(dig(gw, "spec", "gatewayClassName") or "")):
-                    continue
-                missing = [
-                    b.get("name")
-                    for rule in dig(obj, "spec", "rules") or []
-                    for b in rule.get("backendRefs") or []
-                    if b.get("kind", "Service") == "Service"
-                    and self.kube.get(
-                        "v1", "Service", b.get("name", ""), b.get("namespace") or meta["namespace"]
-                    )
-                    is None
-                ]
-                resolved = (
-                    condition(
-                        "ResolvedRefs",
-                        False,
-                        "BackendNotFound",
-                        f"backend Services not found: {', '.join(map(str, missing))}",
-                    )
-                    if missing
-                    else condition(
-                        "ResolvedRefs",
-                        True,
-                        "ResolvedRefs",
-                        "Resolved all the Object references for the Route",
-                    )
-                )
-                wanted = [condition("Accepted", True, "Accepted", "Route is accepted"), resolved]
-                old: Mapping[str, Any] = next(
-                    (p for p in status.get("parents") or [] if p.get("parentRef") == ref), {}
-                )
-                parents.append(
-                    {
-                        "parentRef": ref,
-                        "controllerName": TRAEFIK_CONTROLLER,
-                        "conditions": merge_conditions(
-                            old.get("conditions") or [], wanted, generation
-                        ),
-                    }
-                )
-            if [(p["parentRef"], strip_times(p["conditions"])) for p in parents] == [
-                (p.get("parentRef"), strip_times(p.get("conditions")))
-                for p in status.get("parents") or []
-            ]:
-                return
-            new_status = {**status, "parents": parents}
+        new_status = with_times(status, wanted, int(meta.get("generation", 1)))
+        if same_but_times(status, new_status):
+            return
         new = copy.deepcopy(obj)
-        new["status"] = new_status
+        new["status"] = {**status, **new_status}
         self.write_status(new)
         log.info("traefik: %s %s/%s status written", kind, meta.get("namespace", ""), meta["name"])
+        if kind == "Gateway":  # its routes' parents are Programmed now
+            self.requeue_all(("HTTPRoute",))
+
+    def handles(self, obj: Mapping[str, Any]) -> bool:
+        """Traefik's own: its GatewayClasses, their Gateways, the routes to them."""
+        kind = obj["kind"]
+        if kind == "GatewayClass":
+            return bool(dig(obj, "spec", "controllerName") == TRAEFIK_CONTROLLER)
+        if kind == "Gateway":
+            return self.ours(str(dig(obj, "spec", "gatewayClassName") or ""))
+        namespace = obj["metadata"]["namespace"]
+        for ref in dig(obj, "spec", "parentRefs") or []:
+            gw = self.lookup("Gateway", ref.get("namespace") or namespace, ref.get("name", ""))
+            if gw is not None and self.ours(str(dig(gw, "spec", "gatewayClassName") or "")):
+                return True
+        return False
 
     # -- main loop --------------------------------------------------------------------
 

@@ -31,7 +31,8 @@ from typing import Any
 
 from e2e.fleet import plan as fleet_plan
 from e2e.kube import Kube, Obj, dig
-from e2e.providers import WORKLOAD_GATEWAY_CONTROLLER, gateway_ip, gateway_status, ok, strip_times
+from e2e.workloads import WORKLOAD_GATEWAY_CONTROLLER, gateway_ip, gateway_status
+from e2e.writes import ok, strip_times
 
 log = logging.getLogger("e2e.fleet.faker")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from modelplane.compose import _clouds, vultr_cluster
-from modelplane.dev.loop.fakes import evaluate_query
+from modelplane.dev.fakes.kubernetes import evaluate_query
 from modelplane.domain.clouds import common, vultr
 
 SPEC: dict[str, Any] = {

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from modelplane.dev import engine, render
 from modelplane.dev.loop import fleets
-from modelplane.dev.loop.harness import ControlPlane, PassRecord, function_targets
+from modelplane.dev.loop.apis import function_targets
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import PassRecord
 
 STARTUP_TIMEOUT_SECONDS = 120.0
 """Generous: a loaded 2-core machine takes its time to import grpc and pydantic."""

@@ -5,7 +5,7 @@ qwen-west on their one node each; eks-eu-central's one L40S node is free). Two t
 apply a model each at once; their first reconciles run concurrently
 (:meth:`ControlPlane.reconcile_together`: each reads the fleet as it was before either
 placed), so both take eks-eu-central's node. The fake workload cluster binds GPU pods
-first come, first served on each pool's nodes (:func:`modelplane.dev.loop.fakes._gpu_blocked`),
+first come, first served on each pool's nodes (:func:`modelplane.dev.loop.capacity.gpu_blocked`),
 so the loser's pod is Pending, and its replica not Ready. Then passes run until nothing
 changes: exactly one of them runs on the node, the other reports InsufficientCapacity,
 no pool is over-committed and no GPU workload waits for a node, whichever reconciled
@@ -18,9 +18,10 @@ import copy
 from typing import Any
 
 import pytest
-from modelplane.dev.loop import fakes
-from modelplane.dev.loop.fakes import Key, describe, get_path
-from modelplane.dev.loop.harness import ControlPlane, history_text
+from modelplane.dev.fakes import base as fakes
+from modelplane.dev.fakes.base import Key, describe, get_path
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import history_text
 
 from tests.loop.conftest import Fleets
 

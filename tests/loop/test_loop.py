@@ -36,16 +36,12 @@ from typing import Any
 
 import pytest
 from modelplane.dev import validate
+from modelplane.dev.fakes.base import Key, Obj, describe, get_path
 from modelplane.dev.loop import fleets
-from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, get_path
-from modelplane.dev.loop.harness import (
-    ControlPlane,
-    PassRecord,
-    Reconciled,
-    apis,
-    condition_line,
-    history_text,
-)
+from modelplane.dev.loop.apis import apis
+from modelplane.dev.loop.fakes import Flap
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import PassRecord, Reconciled, condition_line, history_text
 
 from tests.loop.conftest import Converged, Fleets
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplane.dev.loop.fakes import get_path
+from modelplane.dev.fakes.base import get_path
 from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.nodes import NodeState, node_name
 

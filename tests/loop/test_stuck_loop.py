@@ -4,7 +4,7 @@ The scaled EKS fleet: eks-eu-central's one L40S node looks free to Modelplane, b
 workload Modelplane does not manage (a team's own GPU Deployment, applied through
 provider-kubernetes) already holds it. A new ModelDeployment is placed there; the fake
 workload cluster's scheduler leaves its engine pod Pending
-(:func:`modelplane.dev.loop.fakes._gpu_blocked`) and the replica's pod collection
+(:func:`modelplane.dev.loop.capacity.gpu_blocked`) and the replica's pod collection
 observes kube-scheduler's ``PodScheduled=False``/``Unschedulable``. The replica reports
 ``ModelReady=False``, reason ``Unschedulable``, with the scheduler's message at once,
 and the deployment keeps it (within ``spec.unschedulableAfterSeconds``) even once
@@ -21,8 +21,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from modelplane.dev.loop.fakes import Key, get_path
-from modelplane.dev.loop.harness import ControlPlane, history_text
+from modelplane.dev.fakes.base import Key, get_path
+from modelplane.dev.loop.harness import ControlPlane
+from modelplane.dev.loop.records import history_text
 from modelplane.domain.api import POOL_LABEL
 
 from tests.loop.conftest import Fleets

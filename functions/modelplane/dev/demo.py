@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from modelplane.dev import render, tree
-from modelplane.dev.loop import fleets, harness
-from modelplane.dev.loop.fakes import Key, describe
+from modelplane.dev.fakes.base import Key, describe
+from modelplane.dev.loop import apis, fleets, harness, records
 
 DEFAULT_FLEET = "getting-started"
 MAX_PASSES = 12
@@ -41,7 +41,7 @@ What was real and what was faked:
 """
 
 
-def _line(record: harness.PassRecord, plane: harness.ControlPlane, seconds: float) -> str:
+def _line(record: records.PassRecord, plane: harness.ControlPlane, seconds: float) -> str:
     composites = plane.composites()
     ready = sum(1 for k in composites if plane.ready(k))
     changed = len(record.appeared) + len(record.changed) + len(record.disappeared)
@@ -91,8 +91,8 @@ def _ready(plane: harness.ControlPlane, key: Key) -> str:
 def run(fleet_name: str, max_passes: int) -> tuple[harness.ControlPlane, bool]:
     """Reconcile the fleet until a pass changes nothing; print a line per pass."""
     fleet = fleets.BY_NAME[fleet_name]
-    with render.serve() as functions, harness.deep_messages():
-        plane = harness.ControlPlane(fleet.documents(), harness.function_targets(functions.address))
+    with render.serve() as functions, apis.deep_messages():
+        plane = harness.ControlPlane(fleet.documents(), apis.function_targets(functions.address))
         settled = _passes(plane, max_passes)
         if settled and fleet.then:
             print(f"  applying the tour's next step: {', '.join(fleet.then)}", flush=True)

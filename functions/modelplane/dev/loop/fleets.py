@@ -33,8 +33,9 @@ from typing import Any
 
 import yaml
 
+from modelplane.dev.fakes.base import Key, key_of
 from modelplane.dev.loop import fakes
-from modelplane.dev.loop.harness import EXAMPLES
+from modelplane.dev.loop.apis import EXAMPLES
 
 Doc = dict[str, Any]
 
@@ -82,10 +83,10 @@ class Fleet:
 
 
 def _documents(paths: tuple[str, ...]) -> list[Doc]:
-    own: dict[fakes.Key, Doc] = {}
+    own: dict[Key, Doc] = {}
     for path in paths:
         for doc in _load(EXAMPLES / path):
-            own[fakes.key_of(doc)] = doc
+            own[key_of(doc)] = doc
     return list(own.values())
 
 
@@ -108,6 +109,22 @@ def _tab(cloud: str, model: bool = True) -> tuple[str, ...]:
         paths += (f"{DEPLOYING}/{cloud}/model-deployment.yaml", f"{DEPLOYING}/model-service.yaml")
     return paths
 
+
+def _recipe(folder: str, *names: str) -> tuple[str, ...]:
+    """The files ``names`` (without ``.yaml``) of ``examples/recipes/<folder>``, in order."""
+    return tuple(f"recipes/{folder}/{name}.yaml" for name in names)
+
+
+LAGUNA = ("inference-class-nebius", "inference-cluster-nebius", "model-cache")
+QWEN_72B = (
+    "inference-class-aks",
+    "inference-class-nebius",
+    "inference-cluster-aks",
+    "inference-cluster-nebius",
+    "model-cache",
+    "model-deployment",
+)
+CODER = ("inference-cluster", "model-cache")
 
 GETTING_STARTED = (
     "getting-started/inference-gateway.yaml",
@@ -164,61 +181,15 @@ FLEETS: tuple[Fleet, ...] = (
     Fleet("guide-collecting-engine-metrics", ("guides/collecting-engine-metrics",)),
     Fleet("recipe-glm-4.5-air", ("recipes/glm-4.5-air",)),
     Fleet("recipe-kimi-k2", ("recipes/kimi-k2",)),
-    Fleet(
-        "recipe-laguna",
-        tuple(
-            f"recipes/laguna/{f}"
-            for f in (
-                "inference-class-nebius.yaml",
-                "inference-cluster-nebius.yaml",
-                "model-cache.yaml",
-                "model-deployment.yaml",
-                "model-service.yaml",
-            )
-        ),
-    ),
+    Fleet("recipe-laguna", _recipe("laguna", *LAGUNA, "model-deployment", "model-service")),
     Fleet(
         "recipe-laguna-sglang",
-        tuple(
-            f"recipes/laguna/{f}"
-            for f in (
-                "inference-class-nebius.yaml",
-                "inference-cluster-nebius.yaml",
-                "model-cache.yaml",
-                "model-deployment-sglang.yaml",
-                "model-service.yaml",
-            )
-        ),
+        _recipe("laguna", *LAGUNA, "model-deployment-sglang", "model-service"),
     ),
     Fleet("recipe-llama-3.1-8b", ("recipes/llama-3.1-8b",)),
     Fleet("recipe-nemotron-3.5-lightning", ("recipes/nemotron-3.5-lightning",)),
-    Fleet(
-        "recipe-qwen2.5-72b",
-        tuple(
-            f"recipes/qwen2.5-72b/{f}"
-            for f in (
-                "inference-class-aks.yaml",
-                "inference-class-nebius.yaml",
-                "inference-cluster-aks.yaml",
-                "inference-cluster-nebius.yaml",
-                "model-cache.yaml",
-                "model-deployment.yaml",
-                "model-service.yaml",
-            )
-        ),
-    ),
-    Fleet(
-        "recipe-qwen2.5-72b-split",
-        (
-            "recipes/qwen2.5-72b/inference-class-aks.yaml",
-            "recipes/qwen2.5-72b/inference-class-nebius.yaml",
-            "recipes/qwen2.5-72b/inference-cluster-aks.yaml",
-            "recipes/qwen2.5-72b/inference-cluster-nebius.yaml",
-            "recipes/qwen2.5-72b/model-cache.yaml",
-            "recipes/qwen2.5-72b/model-deployment.yaml",
-            "recipes/qwen2.5-72b/model-service-split.yaml",
-        ),
-    ),
+    Fleet("recipe-qwen2.5-72b", _recipe("qwen2.5-72b", *QWEN_72B, "model-service")),
+    Fleet("recipe-qwen2.5-72b-split", _recipe("qwen2.5-72b", *QWEN_72B, "model-service-split")),
     Fleet("recipe-qwen2.5-7b", ("recipes/qwen2.5-7b",)),
     Fleet("recipe-qwen3-8b", ("recipes/qwen3-8b",)),
     Fleet(
@@ -231,28 +202,16 @@ FLEETS: tuple[Fleet, ...] = (
     ),
     Fleet(
         "recipe-qwen3-coder",
-        tuple(
-            f"recipes/qwen3-coder/{f}"
-            for f in (
-                "inference-class.yaml",
-                "inference-cluster.yaml",
-                "model-cache.yaml",
-                "model-deployment.yaml",
-                "model-service.yaml",
-            )
-        ),
+        _recipe("qwen3-coder", "inference-class", *CODER, "model-deployment", "model-service"),
     ),
     Fleet(
         "recipe-qwen3-coder-fp8",
-        tuple(
-            f"recipes/qwen3-coder/{f}"
-            for f in (
-                "inference-class-fp8.yaml",
-                "inference-cluster.yaml",
-                "model-cache.yaml",
-                "model-deployment-fp8.yaml",
-                "model-service-fp8.yaml",
-            )
+        _recipe(
+            "qwen3-coder",
+            "inference-class-fp8",
+            *CODER,
+            "model-deployment-fp8",
+            "model-service-fp8",
         ),
     ),
     *(

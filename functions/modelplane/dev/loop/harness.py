@@ -38,28 +38,29 @@ or required copy), while its own reconcile sees its true state.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import functools
-import importlib
-import json
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import yaml
-from google.protobuf.internal import api_implementation
-
-from modelplane import runtime
 from modelplane.dev import engine
+from modelplane.dev.fakes import base
+from modelplane.dev.fakes.admission import admission_problems
+from modelplane.dev.fakes.base import Key, Obj, describe, key_of
 from modelplane.dev.loop import fakes
-from modelplane.dev.loop.fakes import Flap, Key, Obj, describe, key_of
+from modelplane.dev.loop.apis import apis, deep_messages
+from modelplane.dev.loop.fakes import Flap
+from modelplane.dev.loop.records import (
+    SETTLE_LIMIT,
+    DeletionBlockedError,
+    PassRecord,
+    Reconciled,
+    canonical,
+    condition_line,
+    top_level_diff,
+)
+from modelplane.domain import api
 
-ROOT = Path(__file__).resolve().parents[4]
-APIS = ROOT / "apis"
-EXAMPLES = ROOT / "examples"
 KIND_ORDER = (
     "InferenceClass",
     "InferenceGateway",
@@ -77,206 +78,14 @@ KIND_ORDER = (
     "ModelService",
 )
 """The order of a pass: the platform first, then what runs on it, then what routes to it."""
-SETTLE_LIMIT = 16
-"""Reconciles of one composite in one pass before the harness calls it churning."""
 PAUSED = "crossplane.io/paused"
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-USAGE_GROUP = "protection.crossplane.io"
+USAGE_GROUP = api.USAGE.partition("/")[0]
 RENDER_TIMEOUT_SECONDS = 300.0
 """Generous: the machine is small and shared; no test asserts on time."""
 UID_NAMESPACE = uuid.UUID("6f1e7d0c-3b52-4b8e-9a43-2d4c5a1e0b7f")
 CREATED_AT = "2025-01-01T"
 """The day every object of a loop run is created; the clock ticks a second per object."""
-
-
-@contextlib.contextmanager
-def deep_messages() -> Iterator[None]:
-    """Let this process's protobuf carry objects as deeply nested as the API server admits.
-
-    The engine's request and response hold every object of the store; one user's deeply
-    nested object must reach the functions, as it would in a cluster. The setting is
-    process-wide: it is restored afterwards, so other tests see protobuf's default.
-    """
-    backend = api_implementation.Type()
-    if backend not in ("upb", "cpp"):
-        runtime.allow_deep_messages()
-        yield
-        return
-    module = "google._upb._message" if backend == "upb" else "google.protobuf.pyext._message"
-    setting = importlib.import_module(module)
-    setting.SetAllowOversizeProtos(True)
-    try:
-        yield
-    finally:
-        setting.SetAllowOversizeProtos(False)
-
-
-# --- the APIs ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Api:
-    """One composite kind: its XRD and its Composition."""
-
-    kind: str
-    xrd: Obj
-    composition: Obj
-
-    def function_names(self) -> list[str]:
-        """Return the functions its Composition's pipeline calls."""
-        steps = (self.composition.get("spec") or {}).get("pipeline") or []
-        return [str(s["functionRef"]["name"]) for s in steps]
-
-
-@functools.cache
-def apis() -> dict[str, Api]:
-    """Return every composite kind under ``apis/``, by kind."""
-    found: dict[str, Api] = {}
-    for definition in sorted(APIS.glob("*/definition.yaml")):
-        xrd = yaml.safe_load(definition.read_text())
-        composition = yaml.safe_load(definition.with_name("composition.yaml").read_text())
-        kind = str(xrd["spec"]["names"]["kind"])
-        found[kind] = Api(kind, xrd, composition)
-    return found
-
-
-def function_targets(address: str) -> dict[str, str]:
-    """Return every function the Compositions call, each served at ``address``."""
-    return {name: address for api in apis().values() for name in api.function_names()}
-
-
-# --- records -------------------------------------------------------------------------------
-
-
-def condition_line(cond: Mapping[str, Any]) -> str:
-    """Render a condition as ``Type=Status (Reason: message)``."""
-    text = f"{cond.get('type')}={cond.get('status')}"
-    reason, message = cond.get("reason"), cond.get("message")
-    if reason or message:
-        detail = f"{reason}: {message}" if message else str(reason)
-        text += f" ({detail})"
-    return text
-
-
-@dataclass
-class Reconciled:
-    """What one reconcile of one composite did."""
-
-    key: Key
-    applied: list[Key] = field(default_factory=list)
-    deleted: list[Key] = field(default_factory=list)
-    collected: list[Key] = field(default_factory=list)
-    events: list[str] = field(default_factory=list)
-    fatal: str = ""
-    error: str = ""
-
-
-@dataclass
-class PassRecord:
-    """What one pass changed, and where every composite stood at its end.
-
-    Attributes:
-        number: 1 for the first pass of this control plane.
-        appeared: Objects created during the pass.
-        disappeared: Objects deleted during the pass (garbage collected or cascaded).
-        changed: Objects that exist before and after but differ.
-        diffs: For each changed object, the top-level fields that differ.
-        conditions: Each composite's conditions at the end of the pass, by type.
-        fatal: Composites whose pipeline returned a Fatal result, with the message.
-        errors: Composites whose reconcile failed, with the engine's error.
-        events: Every event per composite (``Type Reason: message``), each once.
-        warnings: The Warning events among them.
-        reconciles: How many times each composite was reconciled.
-        unsettled: Composites still changing after :data:`SETTLE_LIMIT` reconciles.
-        flapping: What misreported during the pass.
-    """
-
-    number: int
-    appeared: list[Key] = field(default_factory=list)
-    disappeared: list[Key] = field(default_factory=list)
-    changed: list[Key] = field(default_factory=list)
-    diffs: dict[Key, list[str]] = field(default_factory=dict)
-    conditions: dict[Key, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    fatal: dict[Key, str] = field(default_factory=dict)
-    errors: dict[Key, str] = field(default_factory=dict)
-    events: dict[Key, list[str]] = field(default_factory=dict)
-    warnings: dict[Key, list[str]] = field(default_factory=dict)
-    reconciles: dict[Key, int] = field(default_factory=dict)
-    unsettled: list[Key] = field(default_factory=list)
-    flapping: list[str] = field(default_factory=list)
-
-    @property
-    def quiet(self) -> bool:
-        """Tell whether the pass changed nothing at all."""
-        return not (self.appeared or self.disappeared or self.changed)
-
-    def ready(self, key: Key) -> bool:
-        """Tell whether composite ``key`` was Ready at the end of the pass."""
-        return self.conditions.get(key, {}).get("Ready", {}).get("status") == "True"
-
-    def summary(self, limit: int = 12) -> str:
-        """Say what the pass changed, for failure messages."""
-
-        def names(keys: list[Key]) -> str:
-            shown = ", ".join(describe(k) for k in keys[:limit])
-            return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
-
-        lines = [f"pass {self.number}:"]
-        if self.flapping:
-            lines.append(f"  flapping: {'; '.join(self.flapping)}")
-        if self.appeared:
-            lines.append(f"  appeared ({len(self.appeared)}): {names(self.appeared)}")
-        if self.disappeared:
-            lines.append(f"  DISAPPEARED ({len(self.disappeared)}): {names(self.disappeared)}")
-        if self.changed:
-            changed = [f"{describe(k)} [{', '.join(self.diffs.get(k, []))}]" for k in self.changed]
-            shown = "; ".join(changed[:limit])
-            more = f" and {len(changed) - limit} more" if len(changed) > limit else ""
-            lines.append(f"  changed ({len(self.changed)}): {shown}{more}")
-        for key, message in self.fatal.items():
-            lines.append(f"  FATAL {describe(key)}: {message}")
-        for key, message in self.errors.items():
-            lines.append(f"  ERROR {describe(key)}: {message}")
-        if self.unsettled:
-            lines.append(f"  unsettled after {SETTLE_LIMIT} reconciles: {names(self.unsettled)}")
-        if self.quiet:
-            lines.append("  (nothing changed)")
-        return "\n".join(lines)
-
-
-class DeletionBlockedError(RuntimeError):
-    """A Usage protects the object from deletion (the API server refuses the request)."""
-
-
-# --- canonical state -----------------------------------------------------------------------
-
-_VOLATILE = ("lastTransitionTime", "resourceVersion")
-
-
-def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
-
-
-def canonical(obj: Mapping[str, Any]) -> str:
-    """Return an object as canonical JSON, without fields that change on their own."""
-    return json.dumps(_strip(obj), sort_keys=True, separators=(",", ":"))
-
-
-def _top_level_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    out = []
-    for name in sorted(set(before) | set(after)):
-        if canonical({"v": before.get(name)}) == canonical({"v": after.get(name)}):
-            continue
-        old, new = before.get(name), after.get(name)
-        if isinstance(old, dict) and isinstance(new, dict):
-            out += [f"{name}.{sub}" for sub in _top_level_diff(old, new)] or [name]
-        else:
-            out.append(name)
-    return out
 
 
 # --- the control plane ---------------------------------------------------------------------
@@ -386,15 +195,15 @@ class ControlPlane:
         """Return every composite of the store, in pass order."""
         order = {kind: i for i, kind in enumerate(KIND_ORDER)}
         known = apis()
-        keys = [k for k, o in self.store.items() if fakes.is_composite(o) and k[1] in known]
+        keys = [k for k, o in self.store.items() if base.is_composite(o) and k[1] in known]
         return sorted(keys, key=lambda k: (order.get(k[1], len(order)), k[2], k[3]))
 
     def composed_by(self, key: Key) -> list[Key]:
         """Return the resources composite ``key`` controls, sorted."""
-        uid = fakes.uid_of(self.store.get(key) or {})
+        uid = base.uid_of(self.store.get(key) or {})
         if not uid:
             return []
-        return sorted(k for k, o in self.store.items() if fakes.controller_uid(o) == uid)
+        return sorted(k for k, o in self.store.items() if base.controller_uid(o) == uid)
 
     def tree(self, key: Key) -> set[Key]:
         """Return everything composite ``key`` composed, and what those composed, and so on."""
@@ -409,18 +218,18 @@ class ControlPlane:
 
     def conditions(self, key: Key) -> dict[str, dict[str, Any]]:
         """Return an object's status conditions, by type."""
-        return fakes.conditions_of(self.store.get(key))
+        return base.conditions_of(self.store.get(key))
 
     def ready(self, key: Key) -> bool:
         """Tell whether an object reports ``Ready=True``."""
-        return fakes.condition_is(self.store.get(key), "Ready")
+        return base.condition_is(self.store.get(key), "Ready")
 
     def state(self, key: Key) -> str:
         """Describe where a composite stands: its conditions, and what is not Ready below it."""
         obj = self.store.get(key)
         if obj is None:
             return f"{describe(key)}: does not exist"
-        conditions = fakes.conditions_of(obj)
+        conditions = base.conditions_of(obj)
         ordered = sorted(
             conditions.values(),
             key=lambda c: (c.get("type") != "Ready", c.get("type") != "Synced", str(c.get("type"))),
@@ -481,7 +290,7 @@ class ControlPlane:
             ref = of.get("resourceRef") or {}
             same_namespace = not namespace or k[2] in ("", namespace)
             if (
-                fakes.group_of(of) == group
+                base.group_of(of) == group
                 and of.get("kind") == kind
                 and ref.get("name") == name
                 and same_namespace
@@ -514,7 +323,7 @@ class ControlPlane:
         return {
             k: f
             for k, f in self._active_flaps().items()
-            if not fakes.is_composite(self.store[k]) and fakes.reporter_for(self.store[k])
+            if not base.is_composite(self.store[k]) and fakes.reporter_for(self.store[k])
         }
 
     def _views(self) -> Callable[[Key], Obj]:
@@ -579,7 +388,7 @@ class ControlPlane:
             result.fatal = " ".join(out.error.split()) or "Fatal result (no message)"
         refused: list[str] = []
         for applied in out.composed:
-            problems = fakes.admission_problems(applied)
+            problems = admission_problems(applied)
             if problems:  # the API server refuses the apply (422); Crossplane warns, goes on
                 refused.append(f"{describe(key_of(applied))}: " + "; ".join(problems))
                 continue
@@ -628,7 +437,7 @@ class ControlPlane:
         obj = self.store[key]
         status = obj.setdefault("status", {})
         kept = [c for c in status.get("conditions") or [] if c.get("type") != "Synced"]
-        synced = fakes.condition("Synced", False, "ReconcileError", message)
+        synced = base.condition("Synced", False, "ReconcileError", message)
         status["conditions"] = [*kept, synced]
 
     def _upsert(self, applied: Mapping[str, Any]) -> Key:
@@ -639,14 +448,14 @@ class ControlPlane:
         meta.pop("resourceVersion", None)
         obj.pop("status", None)
         previous = self.store.get(key)
-        if fakes.is_composite(obj):
+        if base.is_composite(obj):
             meta["generation"] = _generation(previous, obj)
         if previous is None:
             self._stamp(meta)
         else:
             meta["creationTimestamp"] = (previous.get("metadata") or {}).get("creationTimestamp")
         if previous is not None:
-            meta["uid"] = fakes.uid_of(previous)
+            meta["uid"] = base.uid_of(previous)
             if "status" in previous:
                 obj["status"] = previous["status"]
             crossplane = (previous.get("spec") or {}).get("crossplane")
@@ -664,7 +473,7 @@ class ControlPlane:
         removed = [key]
         del self.store[key]
         while True:
-            live = {fakes.uid_of(o) for o in self.store.values()}
+            live = {base.uid_of(o) for o in self.store.values()}
             orphans = [
                 k
                 for k, o in self.store.items()
@@ -695,9 +504,7 @@ class ControlPlane:
         record.appeared = sorted(set(after) - set(before))
         record.disappeared = sorted(set(before) - set(after))
         record.changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
-        record.diffs = {
-            k: _top_level_diff(before_objects[k], self.store[k]) for k in record.changed
-        }
+        record.diffs = {k: top_level_diff(before_objects[k], self.store[k]) for k in record.changed}
         record.conditions = {k: self.conditions(k) for k in self.composites()}
         self._flaps = {k: (f, left - 1) for k, (f, left) in self._flaps.items() if left > 1}
         self.history.append(record)
@@ -781,8 +588,3 @@ def _generation(previous: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> i
         return 1
     generation = int((previous.get("metadata") or {}).get("generation") or 1)
     return generation + 1 if spec(previous) != spec(obj) else generation
-
-
-def history_text(records: Iterable[PassRecord]) -> str:
-    """Join pass summaries for a failure message."""
-    return "\n".join(r.summary() for r in records)

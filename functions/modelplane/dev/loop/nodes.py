@@ -19,9 +19,12 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from modelplane.dev.fakes.kubernetes import resource_slices
+from modelplane.domain import api
+from modelplane.domain.api import POOL_LABEL
+
 Obj = dict[str, Any]
 MEMBERSHIP_LABEL = "kubernetes.crossplane.io/owned-by-collection"
-POOL_LABEL = "modelplane.ai/pool"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 MAINTENANCE_TAINT = {"key": "maintenance", "value": "planned", "effect": "NoExecute"}
 
@@ -85,20 +88,7 @@ def _slices(node: str, devices: Any) -> list[Obj]:
             continue  # a Synthetic device no driver publishes
         for i in range(int(dev.get("count", 0))):
             by_driver.setdefault(str(dev["driver"]), []).append({"name": f"{dev['name']}-{i}"})
-    return [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-{driver.replace('.', '-')}"},
-            "spec": {
-                "driver": driver,
-                "nodeName": node,
-                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": devs,
-            },
-        }
-        for driver, devs in sorted(by_driver.items())
-    ]
+    return resource_slices(node, by_driver)
 
 
 def members(collection: Mapping[str, Any], matched: list[Obj]) -> list[Obj]:
@@ -113,7 +103,7 @@ def members(collection: Mapping[str, Any], matched: list[Obj]) -> list[Obj]:
         digest = hashlib.sha256(ident.encode()).hexdigest()[:7]
         out.append(
             {
-                "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                "apiVersion": api.KUBERNETES_OBJECT,
                 "kind": "Object",
                 "metadata": {
                     "name": f"{name}-{digest}",
