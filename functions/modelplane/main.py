@@ -44,7 +44,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from grpc_reflection.v1alpha import reflection
 
 from modelplane import registry, server
-from modelplane.compose.model_deployment import wire
+from modelplane.planning import wire
 from modelplane.server import FunctionRunner
 
 # Fleet-scale requests (every InferenceCluster and ModelReplica of the fleet) run to

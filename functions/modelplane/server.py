@@ -53,8 +53,8 @@ from google.protobuf.message import DecodeError
 from modelplane import registry
 from modelplane.compose import _kit as kit
 from modelplane.compose._kit import Compose
-from modelplane.compose.model_deployment import wire
 from modelplane.domain.dra import cel
+from modelplane.planning import wire
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
 """How deeply Kubernetes lets a JSON document nest: ``maxDepth`` of

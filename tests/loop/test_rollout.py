@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplane.compose.model_deployment import rolling
 from modelplane.dev.loop.fakes import NEVER_READY, Key, Obj, describe, get_path
 from modelplane.dev.loop.harness import ControlPlane, Reconciled, history_text
+from modelplane.planning import rolling
 
 from tests.loop.conftest import Converged, Fleets
 from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas

@@ -13,7 +13,8 @@ The bytes travel in the request Crossplane's gRPC types define: each fleet item'
 :data:`ENCODED` (fleet objects have no connection details). :func:`encoded_items`
 reads them back. Requests of other kinds decode as usual.
 
-A server uses it by registering its runner with :func:`add_function_runner`.
+The runtime decodes with :func:`modelplane.registry.decode_request` (this one), or
+registers its runner with :func:`add_function_runner`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from google.protobuf import (
     struct_pb2,
 )
 
+# A ModelDeployment's requirement names: the keys Crossplane answers under.
+CLUSTERS = "inferenceclusters"
+REPLICAS = "modelreplicas"
+CACHE = "modelcache"
 # The requirements whose items stay encoded: the fleet a ModelDeployment reads.
-FLEET = ("inferenceclusters", "modelreplicas")
+FLEET = (CLUSTERS, REPLICAS)
 KIND = "ModelDeployment"
 ENCODED = "modelplane.ai/encoded-resource"
 _PACKAGE = "modelplane.wire"
@@ -172,7 +177,7 @@ def add_function_runner(servicer: Any, server: Any) -> None:
         "RunFunction": grpc.unary_unary_rpc_method_handler(
             servicer.RunFunction,
             request_deserializer=decode_request,
-            response_serializer=_deterministic,  # the same bytes in every process
+            response_serializer=deterministic_bytes,  # the same bytes in every process
         ),
     }
     service = "apiextensions.fn.proto.v1.FunctionRunnerService"
@@ -180,5 +185,6 @@ def add_function_runner(servicer: Any, server: Any) -> None:
     server.add_registered_method_handlers(service, handlers)
 
 
-def _deterministic(rsp: fnv1.RunFunctionResponse) -> bytes:
+def deterministic_bytes(rsp: fnv1.RunFunctionResponse) -> bytes:
+    """A response's bytes, the same in every process (map entries in key order)."""
     return bytes(rsp.SerializeToString(deterministic=True))
