@@ -22,7 +22,91 @@ _PACKAGE = "modelplane.lazy"
 _F = descriptor_pb2.FieldDescriptorProto
 
 
-def _schema() -> tuple[Any, Any, Any]:
+_BYTES = ""
+"""A nested object or list kept encoded: the field is ``bytes``."""
+
+
+def _add_shape(
+    proto: descriptor_pb2.FileDescriptorProto,
+    name: str,
+    struct: str | None,
+    items: str | None,
+    *,
+    with_list: bool = True,
+) -> None:
+    """Add ``{prefix}Value{suffix}``, ``{prefix}Struct{suffix}`` and (``with_list``)
+    ``{prefix}List{suffix}``, with ``name`` as ``{prefix}{{}}{suffix}``.
+
+    A Value's ``struct_value`` and ``list_value`` are the message ``struct``/``items``
+    name, encoded (:data:`_BYTES`), or absent (None: a deeper one is unknown fields).
+    """
+    value = proto.message_type.add(name=name.format("Value"))
+    value.oneof_decl.add(name="kind")
+    nested = (("struct_value", 5, struct), ("list_value", 6, items))
+    for field_name, number, kind in (
+        ("null_value", 1, _F.TYPE_INT32),  # google.protobuf.NullValue, an enum: a varint
+        ("number_value", 2, _F.TYPE_DOUBLE),
+        ("string_value", 3, _F.TYPE_STRING),
+        ("bool_value", 4, _F.TYPE_BOOL),
+    ):
+        value.field.add(
+            name=field_name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
+        )
+    for field_name, number, type_name in nested:
+        if type_name is None:
+            continue
+        field = value.field.add(
+            name=field_name,
+            number=number,
+            type=_F.TYPE_MESSAGE if type_name else _F.TYPE_BYTES,
+            label=_F.LABEL_OPTIONAL,
+            oneof_index=0,
+        )
+        if type_name:
+            field.type_name = f".{_PACKAGE}.{type_name}"
+    struct_message = proto.message_type.add(name=name.format("Struct"))
+    entry = struct_message.nested_type.add(name="FieldsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+    entry.field.add(
+        name="value",
+        number=2,
+        type=_F.TYPE_MESSAGE,
+        type_name=f".{_PACKAGE}.{name.format('Value')}",
+        label=_F.LABEL_OPTIONAL,
+    )
+    struct_message.field.add(
+        name="fields",
+        number=1,
+        type=_F.TYPE_MESSAGE,
+        type_name=f".{_PACKAGE}.{name.format('Struct')}.FieldsEntry",
+        label=_F.LABEL_REPEATED,
+    )
+    if with_list:
+        _add_list(proto, name.format("List"), name.format("Value"))
+
+
+def _add_list(proto: descriptor_pb2.FileDescriptorProto, name: str, value: str) -> None:
+    items = proto.message_type.add(name=name)
+    items.field.add(
+        name="values",
+        number=1,
+        type=_F.TYPE_MESSAGE,
+        type_name=f".{_PACKAGE}.{value}",
+        label=_F.LABEL_REPEATED,
+    )
+
+
+def _classes(proto: descriptor_pb2.FileDescriptorProto, *names: str) -> tuple[Any, ...]:
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return tuple(
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+        for name in names
+    )
+
+
+def _schema() -> tuple[Any, ...]:
     proto = descriptor_pb2.FileDescriptorProto(
         name="modelplane/lazy/struct.proto", package=_PACKAGE, syntax="proto3"
     )
@@ -30,60 +114,11 @@ def _schema() -> tuple[Any, Any, Any]:
     # its nested objects as level k - 1. Lists stay encoded at every level.
     for level in range(OBJECT_LEVELS):
         suffix = str(level) if level else ""
-        nested = f".{_PACKAGE}.Struct{level - 1 or ''}" if level else None
-        _add_level(proto, suffix, nested)
-    items = proto.message_type.add(name="ListValue")
-    items.field.add(
-        name="values",
-        number=1,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.Value",
-        label=_F.LABEL_REPEATED,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    deepest = f"{_PACKAGE}.Struct{OBJECT_LEVELS - 1}"
-    return tuple(
-        message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
-        for name in (f"{_PACKAGE}.Struct", f"{_PACKAGE}.ListValue", deepest)
-    )
-
-
-def _add_level(proto: descriptor_pb2.FileDescriptorProto, suffix: str, nested: str | None) -> None:
-    """Value{suffix} and Struct{suffix}; a nested object is ``nested`` (None: encoded)."""
-    value = proto.message_type.add(name=f"Value{suffix}")
-    value.oneof_decl.add(name="kind")
-    for name, number, kind in (
-        ("null_value", 1, _F.TYPE_INT32),  # google.protobuf.NullValue, an enum: a varint
-        ("number_value", 2, _F.TYPE_DOUBLE),
-        ("string_value", 3, _F.TYPE_STRING),
-        ("bool_value", 4, _F.TYPE_BOOL),
-        ("struct_value", 5, _F.TYPE_MESSAGE if nested else _F.TYPE_BYTES),
-        ("list_value", 6, _F.TYPE_BYTES),
-    ):
-        field = value.field.add(
-            name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
-        )
-        if name == "struct_value" and nested:
-            field.type_name = nested
-    struct = proto.message_type.add(name=f"Struct{suffix}")
-    entry = struct.nested_type.add(name="FieldsEntry")
-    entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    entry.field.add(
-        name="value",
-        number=2,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.Value{suffix}",
-        label=_F.LABEL_OPTIONAL,
-    )
-    struct.field.add(
-        name="fields",
-        number=1,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.Struct{suffix}.FieldsEntry",
-        label=_F.LABEL_REPEATED,
-    )
+        nested = f"Struct{level - 1 or ''}" if level else _BYTES
+        _add_shape(proto, "{}" + suffix, nested, _BYTES, with_list=False)
+    _add_list(proto, "ListValue", "Value")
+    deepest = f"Struct{OBJECT_LEVELS - 1}"
+    return _classes(proto, "Struct", "ListValue", deepest)
 
 
 OBJECT_LEVELS = 3
@@ -114,54 +149,10 @@ def _tree_schema(prefix: str, levels: int) -> Any:
     )
     for level in range(levels):
         deeper = level + 1 < levels
-        value = proto.message_type.add(name=f"{prefix}Value{level}")
-        value.oneof_decl.add(name="kind")
-        for name, number, kind in (
-            ("null_value", 1, _F.TYPE_INT32),
-            ("number_value", 2, _F.TYPE_DOUBLE),
-            ("string_value", 3, _F.TYPE_STRING),
-            ("bool_value", 4, _F.TYPE_BOOL),
-            ("struct_value", 5, _F.TYPE_MESSAGE if deeper else _F.TYPE_BYTES),
-            ("list_value", 6, _F.TYPE_MESSAGE if deeper else _F.TYPE_BYTES),
-        ):
-            field = value.field.add(
-                name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
-            )
-            if deeper and name == "struct_value":
-                field.type_name = f".{_PACKAGE}.{prefix}Struct{level + 1}"
-            if deeper and name == "list_value":
-                field.type_name = f".{_PACKAGE}.{prefix}List{level + 1}"
-        struct = proto.message_type.add(name=f"{prefix}Struct{level}")
-        entry = struct.nested_type.add(name="FieldsEntry")
-        entry.options.map_entry = True
-        entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-        entry.field.add(
-            name="value",
-            number=2,
-            type=_F.TYPE_MESSAGE,
-            type_name=f".{_PACKAGE}.{prefix}Value{level}",
-            label=_F.LABEL_OPTIONAL,
-        )
-        struct.field.add(
-            name="fields",
-            number=1,
-            type=_F.TYPE_MESSAGE,
-            type_name=f".{_PACKAGE}.{prefix}Struct{level}.FieldsEntry",
-            label=_F.LABEL_REPEATED,
-        )
-        items = proto.message_type.add(name=f"{prefix}List{level}")
-        items.field.add(
-            name="values",
-            number=1,
-            type=_F.TYPE_MESSAGE,
-            type_name=f".{_PACKAGE}.{prefix}Value{level}",
-            label=_F.LABEL_REPEATED,
-        )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    return message_factory.GetMessageClass(
-        pool.FindMessageTypeByName(f"{_PACKAGE}.{prefix}Struct0")
-    )
+        struct = f"{prefix}Struct{level + 1}" if deeper else _BYTES
+        items = f"{prefix}List{level + 1}" if deeper else _BYTES
+        _add_shape(proto, prefix + "{}" + str(level), struct, items)
+    return _classes(proto, f"{prefix}Struct0")[0]
 
 
 Tree = _tree_schema("Tree", TREE_LEVELS)
@@ -182,7 +173,7 @@ within lists, counted apart. A replica's engines are read down to
 own fields (the 4th object), what lies deeper is kept as unknown fields."""
 
 
-def _replica_schema() -> Any:
+def _replica_schema() -> tuple[Any, ...]:
     """``Replica``: a Struct whose nested objects and lists decode to the depths above;
     a deeper one is a field the schema lacks, so protobuf keeps it as unknown fields and
     ``DiscardUnknownFields`` drops it."""
@@ -191,68 +182,10 @@ def _replica_schema() -> Any:
     )
     for objects in range(REPLICA_OBJECTS + 1):
         for lists in range(REPLICA_LISTS + 1):
-            suffix = f"{objects}_{lists}"
-            value = proto.message_type.add(name=f"RValue{suffix}")
-            value.oneof_decl.add(name="kind")
-            for name, number, kind in (
-                ("null_value", 1, _F.TYPE_INT32),
-                ("number_value", 2, _F.TYPE_DOUBLE),
-                ("string_value", 3, _F.TYPE_STRING),
-                ("bool_value", 4, _F.TYPE_BOOL),
-            ):
-                value.field.add(
-                    name=name, number=number, type=kind, label=_F.LABEL_OPTIONAL, oneof_index=0
-                )
-            if objects < REPLICA_OBJECTS:
-                value.field.add(
-                    name="struct_value",
-                    number=5,
-                    type=_F.TYPE_MESSAGE,
-                    type_name=f".{_PACKAGE}.RStruct{objects + 1}_{lists}",
-                    label=_F.LABEL_OPTIONAL,
-                    oneof_index=0,
-                )
-            if lists < REPLICA_LISTS:
-                value.field.add(
-                    name="list_value",
-                    number=6,
-                    type=_F.TYPE_MESSAGE,
-                    type_name=f".{_PACKAGE}.RList{objects}_{lists + 1}",
-                    label=_F.LABEL_OPTIONAL,
-                    oneof_index=0,
-                )
-            struct = proto.message_type.add(name=f"RStruct{suffix}")
-            entry = struct.nested_type.add(name="FieldsEntry")
-            entry.options.map_entry = True
-            entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-            entry.field.add(
-                name="value",
-                number=2,
-                type=_F.TYPE_MESSAGE,
-                type_name=f".{_PACKAGE}.RValue{suffix}",
-                label=_F.LABEL_OPTIONAL,
-            )
-            struct.field.add(
-                name="fields",
-                number=1,
-                type=_F.TYPE_MESSAGE,
-                type_name=f".{_PACKAGE}.RStruct{suffix}.FieldsEntry",
-                label=_F.LABEL_REPEATED,
-            )
-            items = proto.message_type.add(name=f"RList{suffix}")
-            items.field.add(
-                name="values",
-                number=1,
-                type=_F.TYPE_MESSAGE,
-                type_name=f".{_PACKAGE}.RValue{suffix}",
-                label=_F.LABEL_REPEATED,
-            )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    return tuple(
-        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
-        for name in ("RStruct0_0", "RValue1_0")
-    )
+            struct = f"RStruct{objects + 1}_{lists}" if objects < REPLICA_OBJECTS else None
+            items = f"RList{objects}_{lists + 1}" if lists < REPLICA_LISTS else None
+            _add_shape(proto, "R{}" + f"{objects}_{lists}", struct, items)
+    return _classes(proto, "RStruct0_0", "RValue1_0")
 
 
 Replica, ReplicaSpecValue = _replica_schema()
