@@ -43,6 +43,7 @@ from modelplane.planning.fields import (
     _encoded,
     _fields_of,
     _lenient,
+    _object,
     _objects,
     _ready,
     _string_map,
@@ -68,15 +69,7 @@ def _devices(raw: structpb.Value) -> tuple[PoolDevice, ...]:
         raise error
     entries = []
     for i, value in enumerate(_values_of(raw)):
-        kind = value.WhichOneof("kind")
-        if kind != "struct_value":
-            error = UnreadableError(f"devices[{i}]", f"is {_TYPES[kind]}, not an object")
-            raise error
-        try:
-            entry = _pool_device(_fields_of(value))
-        except UnreadableError as exc:
-            error = exc.within(f"devices[{i}]")
-            raise error from None
+        entry = _object(value, f"devices[{i}]", _pool_device)
         if entry is not None:
             entries.append(entry)
     return tuple(entries)
@@ -91,15 +84,7 @@ def _pool_device(fields: Fields) -> PoolDevice | None:
     name, driver = _text(fields, "name"), _text(fields, "driver")
     attributes = {}
     for key, value in _sub(fields, "attributes").items():
-        kind = value.WhichOneof("kind")
-        if kind != "struct_value":
-            error = UnreadableError(f'attributes["{key}"]', f"is {_TYPES[kind]}, not an object")
-            raise error
-        try:
-            attribute = _attribute(_fields_of(value))
-        except UnreadableError as exc:
-            error = exc.within(f'attributes["{key}"]')
-            raise error from None
+        attribute = _object(value, f'attributes["{key}"]', _attribute)
         if attribute is not None:
             attributes[str(key)] = attribute
     capacity = {}

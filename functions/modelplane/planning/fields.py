@@ -171,14 +171,28 @@ def _objects(fields: Fields, key: str) -> list[Fields]:
     value = _value(fields, key, "list_value")
     if value is None:
         return []
-    out = []
-    for i, item in enumerate(_values_of(value)):
-        got = item.WhichOneof("kind")
-        if got != "struct_value":
-            error = UnreadableError(f"{key}[{i}]", f"is {_TYPES[got]}, not an object")
-            raise error
-        out.append(_fields_of(item))
-    return out
+    return [_object(item, f"{key}[{i}]", _same) for i, item in enumerate(_values_of(value))]
+
+
+def _same(fields: Fields) -> Fields:
+    return fields
+
+
+def _object(value: Any, path: str, read: Callable[[Fields], T]) -> T:
+    """Read the object ``value`` holds, at ``path``; a problem inside it is named with the path.
+
+    Raises:
+        UnreadableError: ``value`` holds no object, or ``read`` found a problem in it.
+    """
+    got = value.WhichOneof("kind")
+    if got != "struct_value":
+        error = UnreadableError(path, f"is {_TYPES[got]}, not an object")
+        raise error
+    try:
+        return read(_fields_of(value))
+    except UnreadableError as exc:
+        error = exc.within(path)
+        raise error from None
 
 
 def _whole(fields: Fields, key: str, default: int) -> int:

@@ -68,32 +68,31 @@ def _add_shape(
     entry = struct_message.nested_type.add(name="FieldsEntry")
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    entry.field.add(
-        name="value",
-        number=2,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.{name.format('Value')}",
-        label=_F.LABEL_OPTIONAL,
-    )
-    struct_message.field.add(
-        name="fields",
-        number=1,
-        type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.{name.format('Struct')}.FieldsEntry",
-        label=_F.LABEL_REPEATED,
-    )
+    _message_field(entry, "value", 2, name.format("Value"))
+    _message_field(struct_message, "fields", 1, f"{name.format('Struct')}.FieldsEntry", many=True)
     if with_list:
         _add_list(proto, name.format("List"), name.format("Value"))
 
 
 def _add_list(proto: descriptor_pb2.FileDescriptorProto, name: str, value: str) -> None:
-    items = proto.message_type.add(name=name)
-    items.field.add(
-        name="values",
-        number=1,
+    _message_field(proto.message_type.add(name=name), "values", 1, value, many=True)
+
+
+def _message_field(
+    message: descriptor_pb2.DescriptorProto,
+    name: str,
+    number: int,
+    type_name: str,
+    *,
+    many: bool = False,
+) -> None:
+    """Add a field holding this package's message ``type_name`` (``many``: repeated)."""
+    message.field.add(
+        name=name,
+        number=number,
         type=_F.TYPE_MESSAGE,
-        type_name=f".{_PACKAGE}.{value}",
-        label=_F.LABEL_REPEATED,
+        type_name=f".{_PACKAGE}.{type_name}",
+        label=_F.LABEL_REPEATED if many else _F.LABEL_OPTIONAL,
     )
 
 

@@ -53,6 +53,7 @@ from modelplane.planning import (
     plan,
     read_cache,
     read_deployment,
+    replica_manifests,
     rolling,
     warnings,
 )
@@ -114,7 +115,8 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> Non
         xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
     )
     placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
-    composed = compose_replicas(rsp, xr, deployment, placement, planned.state, rolled.labels)
+    manifests = replica_manifests(xr, deployment, placement, planned.state, rolled.labels)
+    composed = compose_replicas(rsp, manifests)
     unindexed = keep_unindexed(req, rsp)
     if not composed and not unindexed:
         # The scheduler keeps whatever must keep running; nothing placed is its

@@ -15,12 +15,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.compose import _kit as kit
 from modelplane.domain import api, naming, workload
 from modelplane.domain.scheduling.fleet import Deployment
-from modelplane.domain.scheduling.placement import Placement
 from modelplane.planning import (
     ComposedReplica,
     FleetState,
+    ReplicaManifest,
     managed_labels,
-    replica_manifests,
     with_labels,
 )
 
@@ -28,16 +27,11 @@ API_VERSION = api.MODELPLANE
 
 
 def compose_replicas(
-    rsp: fnv1.RunFunctionResponse,
-    xr: Mapping[str, Any],
-    deployment: Deployment,
-    placement: Placement,
-    state: FleetState,
-    extra_labels: Mapping[tuple[str, int], Mapping[str, str]] | None = None,
+    rsp: fnv1.RunFunctionResponse, manifests: Iterable[ReplicaManifest]
 ) -> list[ComposedReplica]:
     """Compose the ModelReplicas a placement asks for; return them in the order composed."""
     composed = []
-    for found in replica_manifests(xr, deployment, placement, state, extra_labels):
+    for found in manifests:
         kit.compose(rsp, found.replica.key, found.manifest)
         composed.append(found.replica)
     return composed
