@@ -28,7 +28,7 @@ from modelplane.domain.scheduling.fleet import (
     labels,
 )
 from modelplane.domain.taints import NO_EXECUTE, NO_SCHEDULE, Effect, Taint
-from modelplane.planning import lazy
+from modelplane.planning import agreement, lazy
 from modelplane.planning.fields import (
     _EMPTY,
     _MISSING,
@@ -164,9 +164,11 @@ def _read_cluster(obj: structpb.Struct) -> tuple[FleetCluster | None, list[Unrea
     """Read what of a cluster reads; any problem leaves its pools unknown (None)."""
     fields = obj.fields
     plain = _plain_cluster(fields)
-    if plain is not _MISSING:
-        return cast("FleetCluster", plain), []
-    return _careful_cluster(fields)
+    if plain is _MISSING:
+        return _careful_cluster(fields)
+    if agreement.CHECKING:
+        agreement.check("InferenceCluster", (plain, []), lambda: _careful_cluster(fields))
+    return cast("FleetCluster", plain), []
 
 
 def _careful_cluster(fields: Fields) -> tuple[FleetCluster | None, list[UnreadableError]]:
@@ -263,7 +265,11 @@ def _published(status: Fields) -> tuple[Pool, ...] | None:
         return _pools(status)
     if not isinstance(found.list_value, bytes):
         plain = _plain_pools(found.list_value.values)
-        return _pools(status) if plain is _MISSING else cast("tuple[Pool, ...]", plain)
+        if plain is _MISSING:
+            return _pools(status)
+        if agreement.CHECKING:
+            agreement.check("status.gpuPools", plain, lambda: _pools(status))
+        return cast("tuple[Pool, ...]", plain)
     return _encoded_pools(found.list_value)
 
 

@@ -24,7 +24,7 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     PinnedEngine,
 )
-from modelplane.planning import lazy
+from modelplane.planning import agreement, lazy
 from modelplane.planning.fields import (
     _EMPTY,
     _MISSING,
@@ -61,9 +61,11 @@ def read_replica(obj: structpb.Struct) -> ExistingReplica | None:
         UnreadableError: a field it reads is of the wrong type (the first one found).
     """
     plain = _plain_replica(obj.fields)
-    if plain is not _MISSING:
-        return cast("ExistingReplica | None", plain)
-    return _careful_replica(obj.fields)
+    if plain is _MISSING:
+        return _careful_replica(obj.fields)
+    if agreement.CHECKING:
+        agreement.check("ModelReplica", plain, lambda: _careful_replica(obj.fields))
+    return cast("ExistingReplica | None", plain)
 
 
 def _careful_replica(fields: Fields) -> ExistingReplica | None:
@@ -273,9 +275,11 @@ def _engines_encoded(encoded: bytes) -> tuple[PinnedEngine, ...]:
         plain = _plain_engines(encoded)
     except DecodeError:
         plain = _MISSING  # the careful reader says where
-    if plain is not _MISSING:
-        return cast("tuple[PinnedEngine, ...]", plain)
-    return _careful_engines(encoded)
+    if plain is _MISSING:
+        return _careful_engines(encoded)
+    if agreement.CHECKING:
+        agreement.check("spec.engines", plain, lambda: _careful_engines(encoded))
+    return cast("tuple[PinnedEngine, ...]", plain)
 
 
 def _careful_engines(encoded: bytes) -> tuple[PinnedEngine, ...]:
@@ -421,6 +425,8 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
     """Read a replica: by the short path when it takes it, else decoded for the careful one."""
     fast = _shared_replica(item)
     if fast is not _MISSING:
+        if agreement.CHECKING:
+            agreement.check("ModelReplica", fast, lambda: _careful_with_admission(item))
         return cast("ExistingReplica | None", fast)
     obj = _encoded(item)
     try:
@@ -443,6 +449,13 @@ def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
         name=str(meta.get("name", _EMPTY).string_value),
     )
     return Skipped(_describe("ModelReplica", fields), problem, identity)
+
+
+def _careful_with_admission(item: Item) -> ExistingReplica | None:
+    """The careful reader alone, on a replica decoded for it, with what admission orders by."""
+    obj = _encoded(item)
+    found = _careful_replica(obj.fields)
+    return None if found is None else _with_admission(found, obj.fields)
 
 
 UNSCHEDULABLE = "Unschedulable"
