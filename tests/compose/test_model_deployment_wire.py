@@ -114,6 +114,21 @@ def test_the_fleet_stays_encoded_and_the_rest_decodes() -> None:
     assert req.observed.composite == fnv1.RunFunctionRequest.FromString(data).observed.composite
 
 
+def test_the_registry_decodes_as_planning_does() -> None:
+    """The runtime decodes through the registry alone: the fleet stays encoded there too."""
+    xr, replicas = _settled()
+    data = _encoded(xr, CLUSTERS, replicas)
+    req = registry.decode_request(data)
+    assert req == wire.decode_request(data)
+    items = planning.encoded_items(req.required_resources[planning.CLUSTERS])
+    assert [isinstance(i, bytes) for i in items] == [True] * len(CLUSTERS)
+    planning.forget()
+    answer = server.run(req, registry.COMPOSERS)
+    planning.forget()
+    whole = server.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
+    assert planning.deterministic_bytes(answer) == planning.deterministic_bytes(whole)
+
+
 class _Runner:
     def RunFunction(self, req: fnv1.RunFunctionRequest, _: Any) -> fnv1.RunFunctionResponse:
         return server.run(req, registry.COMPOSERS)
