@@ -69,7 +69,7 @@ def _devices(raw: structpb.Value) -> tuple[PoolDevice, ...]:
         raise error
     entries = []
     for i, value in enumerate(_values_of(raw)):
-        entry = _object(value, f"devices[{i}]", _pool_device)
+        entry = _object(value, _pool_device, "devices[{}]", i)
         if entry is not None:
             entries.append(entry)
     return tuple(entries)
@@ -84,7 +84,7 @@ def _pool_device(fields: Fields) -> PoolDevice | None:
     name, driver = _text(fields, "name"), _text(fields, "driver")
     attributes = {}
     for key, value in _sub(fields, "attributes").items():
-        attribute = _object(value, f'attributes["{key}"]', _attribute)
+        attribute = _object(value, _attribute, 'attributes["{}"]', key)
         if attribute is not None:
             attributes[str(key)] = attribute
     capacity = {}

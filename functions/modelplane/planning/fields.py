@@ -171,27 +171,29 @@ def _objects(fields: Fields, key: str) -> list[Fields]:
     value = _value(fields, key, "list_value")
     if value is None:
         return []
-    return [_object(item, f"{key}[{i}]", _same) for i, item in enumerate(_values_of(value))]
+    return [_object(item, _same, key + "[{}]", i) for i, item in enumerate(_values_of(value))]
 
 
 def _same(fields: Fields) -> Fields:
     return fields
 
 
-def _object(value: Any, path: str, read: Callable[[Fields], T]) -> T:
-    """Read the object ``value`` holds, at ``path``; a problem inside it is named with the path.
+def _object(value: Any, read: Callable[[Fields], T], path: str, at: object) -> T:
+    """Read the object ``value`` holds; a problem is named with ``path.format(at)``.
+
+    The path is formatted only for a problem: this runs for every item of every list read.
 
     Raises:
         UnreadableError: ``value`` holds no object, or ``read`` found a problem in it.
     """
     got = value.WhichOneof("kind")
     if got != "struct_value":
-        error = UnreadableError(path, f"is {_TYPES[got]}, not an object")
+        error = UnreadableError(path.format(at), f"is {_TYPES[got]}, not an object")
         raise error
     try:
         return read(_fields_of(value))
     except UnreadableError as exc:
-        error = exc.within(path)
+        error = exc.within(path.format(at))
         raise error from None
 
 
