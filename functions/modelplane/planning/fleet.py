@@ -5,20 +5,21 @@ a large fleet, read on every call, encoded anew by Crossplane each time (Go's pr
 writes map entries in a different order on every call, so the same object never comes
 as the same bytes twice). So:
 
-- each object is read once, and remembered by its uid and resourceVersion, read from
-  its ``metadata`` alone (:data:`lazy.Head`); by a digest of its content only when it
-  has neither (:func:`object_key`);
+- each object is read once, and remembered (:data:`.memo.MEMO`) by its uid and
+  resourceVersion, read from its ``metadata`` alone (:data:`lazy.Head`); by a digest of
+  its content only when it has neither (:func:`.fields.object_key`);
 - an object not seen before is decoded in one call as deep as it is read (a replica by
   :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
   never decoded, and read by a short path with few Python-level steps that declines
-  anything not as the API server writes it (``_plain_*``), which the careful reader then
-  reads and names;
+  anything not as the API server writes it (``_plain_*`` in :mod:`.clusters` and
+  :mod:`.replicas`), which the careful reader then reads and names (the two must agree:
+  :mod:`.agreement`);
 - what many objects share is read once per content, keyed by a deterministic encoding
   of what the reader reads of it: a replica's engines (every replica of a deployment on
   one pool has the same), a pool's devices (which the scheduler then fits once).
 
 Decoded Structs and plain dicts (``modelplane plan`` reads YAML, through
-:func:`as_struct`) are encoded first, so there is one reader for all of them.
+:func:`.fields.as_struct`) are encoded first, so there is one reader for all of them.
 
 A missing or null field reads as absent. A field of the wrong type (a string where a
 list belongs, a label that is no string, a count that is no whole number, a capacity
@@ -32,7 +33,7 @@ and one unreadable object never breaks a deployment:
   not published yet), with what of it reads: its name, string labels, gateway;
 - the ModelCache reads as unresolved: nothing new is placed, nothing placed moves.
 
-Each is named in :attr:`FleetState.skipped` or :attr:`CacheState.problem`, which
+Each is named in :attr:`FleetState.skipped` or :attr:`.cache.CacheState.problem`, which
 :func:`warnings` turns into the Warning the function reports.
 """
 
