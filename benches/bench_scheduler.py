@@ -55,14 +55,12 @@ from typing import Any
 import grpc
 from crossplane.function import logging, resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, runtime
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import wire
-from modelplane.domain import naming
+from modelplane import planning, registry, runtime
+from modelplane.domain import api, naming
 
 from benches import goclient
 
-API = "modelplane.ai/v1alpha1"
+API = api.MODELPLANE
 SIZES = {"S": (20, 100), "M": (200, 1_000), "L": (1_000, 10_000), "5xL": (5_000, 50_000)}
 # Issue 24's targets: the server's CPU per reconcile in ms, summed over its processes (a
 # fleet never seen, and steady), peak RSS summed over its processes in MiB, and steady / new.
@@ -198,9 +196,9 @@ def replica(
             "uid": "",  # set by fleet_request
             "resourceVersion": "7",
             "labels": {
-                md.DEPLOYMENT_LABEL: deployment,
-                md.CLUSTER_LABEL: cluster_,
-                md.INDEX_LABEL: str(index),
+                api.DEPLOYMENT_LABEL: deployment,
+                api.CLUSTER_LABEL: cluster_,
+                api.INDEX_LABEL: str(index),
             },
         },
         "spec": {
@@ -257,10 +255,10 @@ def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
     wanted = max(clusters // 10, 1)
     req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
     req.observed.composite.resource.CopyFrom(resource.dict_to_struct(deployment(wanted)))
-    found = req.required_resources[md.CLUSTERS]
+    found = req.required_resources[planning.CLUSTERS]
     for i in range(clusters):
         found.items.add().resource.CopyFrom(resource.dict_to_struct(cluster(i)))
-    fleet = req.required_resources[md.REPLICAS]
+    fleet = req.required_resources[planning.REPLICAS]
     own = wanted // 2
     for i in range(replicas):
         if i < own:
@@ -281,13 +279,13 @@ def renew(req: fnv1.RunFunctionRequest, generation: int) -> None:
     templates on other deployments' replicas (what they charge and where they run stay;
     the deployment's own keep theirs, which it composes again as they are)."""
     serial = 0
-    for name in (md.CLUSTERS, md.REPLICAS):
+    for name in (planning.CLUSTERS, planning.REPLICAS):
         for item in req.required_resources[name].items:
             fields = item.resource.fields
             fields["metadata"].struct_value.fields["uid"].string_value = uid(generation, serial)
             serial += 1
             labels = fields["metadata"].struct_value.fields["labels"].struct_value.fields
-            if name == md.REPLICAS and labels[md.DEPLOYMENT_LABEL].string_value != "qwen":
+            if name == planning.REPLICAS and labels[api.DEPLOYMENT_LABEL].string_value != "qwen":
                 engine = fields["spec"].struct_value.fields["engines"].list_value.values[0]
                 member = engine.struct_value.fields["members"].list_value.values[0]
                 template = member.struct_value.fields["template"].struct_value.fields
@@ -309,13 +307,13 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
 
 
 PHASES = {
-    "read XR": (("request.py", "composite"), ("__init__.py", "read_deployment")),
-    "read fleet": (("fleet.py", "read_fleet"), ("fleet.py", "read_cache")),
+    "read XR": (("request.py", "composite"), ("plan.py", "read_deployment")),
+    "read fleet": (("fleet.py", "read_fleet"), ("cache.py", "read_cache")),
     "schedule": (("scheduler.py", "schedule"),),
     "compose": (
-        ("manifests.py", "compose_replicas"),
-        ("manifests.py", "compose_endpoints"),
-        ("manifests.py", "observed_replicas"),
+        ("endpoints.py", "compose_replicas"),
+        ("endpoints.py", "compose_endpoints"),
+        ("endpoints.py", "observed_replicas"),
         ("report.py", "report"),
     ),
 }
@@ -443,8 +441,8 @@ def bench(size: str) -> dict[str, Any]:
     req = fleet_request(clusters, replicas)
     steady_repeat, new_repeat = REPEAT[size]
     result: dict[str, Any] = {"size": size, "clusters": clusters, "replicas": replicas}
-    result["where"] = where_time_goes(wire.decode_request(req.SerializeToString()))
-    md.forget()
+    result["where"] = where_time_goes(planning.decode_request(req.SerializeToString()))
+    planning.forget()
     with Served() as served, goclient.GoClient(served.address, req) as client:
         digests = {client.run("steady", 1).digest}  # connected, and every worker started
         for what, repeat in (("new", new_repeat), ("steady", steady_repeat)):

@@ -34,7 +34,7 @@ import grpc
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane.compose import model_deployment as md
+from modelplane import planning
 from modelplane.domain import dra as cel
 from modelplane.domain.dra import Attribute, Device
 
@@ -169,7 +169,7 @@ def worst_request(serial: int) -> fnv1.RunFunctionRequest:
     selector = WORST_SELECTOR.format(n=WORST_N - serial)
     member["nodeSelector"]["devices"][0]["selectors"] = [{"cel": selector}]
     req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
-    assert md.CLUSTERS in req.required_resources
+    assert planning.CLUSTERS in req.required_resources
     return req
 
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 from modelplane.dev import engine, render
+from modelplane.planning import agreement
+
+# Every fleet read in every test checks that the reader's short paths agree with the
+# careful readers (planning.agreement); function servers the tests start inherit it.
+os.environ["MODELPLANE_CHECK_READERS"] = "1"
+agreement.CHECKING = True
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -22,8 +22,7 @@ from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2 as structpb
-from modelplane import registry, runtime
-from modelplane.compose import model_deployment as md
+from modelplane import planning, registry, runtime
 from modelplane.dev import render
 
 from tests.compose.test_model_deployment import (
@@ -312,9 +311,9 @@ def _fleet_request(deep_replica_depth: int | None) -> fnv1.RunFunctionRequest:
     xr = model_deployment(replicas=2)
     clusters = [inference_cluster("eks-a", [("gpu-l4", 4, ())])]
     replicas = [other_replica("theirs", "eks-a", "gpu-l4")]
-    req = request(xr, required={md.CLUSTERS: clusters, md.REPLICAS: replicas})
+    req = request(xr, required={planning.CLUSTERS: clusters, planning.REPLICAS: replicas})
     if deep_replica_depth is not None:
-        obj = req.required_resources[md.REPLICAS].items[0].resource
+        obj = req.required_resources[planning.REPLICAS].items[0].resource
         engine = obj.fields["spec"].struct_value.fields["engines"].list_value.values[0]
         member = engine.struct_value.fields["members"].list_value.values[0].struct_value
         _nest(

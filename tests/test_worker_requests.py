@@ -11,8 +11,7 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane import registry, runtime
-from modelplane.compose import model_deployment as md
+from modelplane import planning, registry, runtime
 
 from tests.compose.test_model_deployment import (
     inference_cluster,
@@ -30,7 +29,8 @@ def _fleet_request(replicas: int) -> fnv1.RunFunctionRequest:
     for i, doc in enumerate(fleet):
         doc["metadata"]["name"] = f"r-{i}"
     return request(
-        model_deployment(replicas=2), required={md.CLUSTERS: clusters, md.REPLICAS: fleet}
+        model_deployment(replicas=2),
+        required={planning.CLUSTERS: clusters, planning.REPLICAS: fleet},
     )
 
 
@@ -52,7 +52,7 @@ def test_a_worker_answers_what_the_function_answers(replicas: int, shared: bool)
         _wait_ready(channel, proc)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         answers = [stub.RunFunction(req, timeout=PATIENCE_SECONDS) for _ in range(2)]
-    md.forget()
+    planning.forget()
     want = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
     assert [a.SerializeToString(deterministic=True) for a in answers] == [want, want]
     assert not [r.message for r in answers[0].results if r.severity == fnv1.SEVERITY_FATAL]

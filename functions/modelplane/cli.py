@@ -22,10 +22,10 @@ import click
 import pydantic
 import yaml
 
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment.fleet import as_struct, read_cache
+from modelplane import planning
 from modelplane.dev import checks, validate
 from modelplane.domain import naming
+from modelplane.domain.conditions import Condition
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import NotSelected, Placement
@@ -200,17 +200,21 @@ class Plan:
 
     deployment: Deployment
     placement: Placement
-    scheduled: tuple[bool, str, str]
+    scheduled: Condition
 
     def as_data(self) -> dict[str, Any]:
         """The plan as plain data, for ``-o json`` and ``-o yaml``."""
         dep, placement = self.deployment, self.placement
-        status, reason, message = self.scheduled
+        scheduled = self.scheduled
         return {
             "deployment": f"{dep.namespace}/{dep.name}",
             "wanted": max(dep.replicas, 0),
             "placed": len(placement.replicas),
-            "scheduled": {"status": status, "reason": reason, "message": message},
+            "scheduled": {
+                "status": scheduled.status,
+                "reason": scheduled.reason,
+                "message": scheduled.message,
+            },
             "replicas": [
                 {
                     "name": naming.replica_name(dep.name, r.cluster, r.index),
@@ -298,22 +302,22 @@ def make_plan(xr: dict[str, Any], fleet: Iterable[dict[str, Any]]) -> Plan:
     """
     try:
         model = ModelDeployment.model_validate(xr)
-        deployment = md.read_deployment(model, xr)
+        deployment = planning.read_deployment(model, xr)
     except (pydantic.ValidationError, ValueError) as exc:
         msg = f"cannot read the ModelDeployment: {exc}"
         raise click.ClickException(msg) from exc
     documents = list(fleet)
-    name = md.cache_name(model)
+    name = planning.cache_name(model)
     caches = [
-        as_struct(d)
+        planning.as_struct(d)
         for d in documents
         if d.get("kind") == "ModelCache"
         and (d.get("metadata") or {}).get("name") == name
         and (d.get("metadata") or {}).get("namespace", deployment.namespace) == deployment.namespace
     ]
-    planned = md.plan(
+    planned = planning.plan(
         deployment,
-        read_cache(name, True, caches),
+        planning.read_cache(name, True, caches),
         [d for d in documents if d.get("kind") == "InferenceCluster"],
         [d for d in documents if d.get("kind") == "ModelReplica"],
     )

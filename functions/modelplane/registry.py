@@ -1,8 +1,10 @@
 """The one place that maps a composite resource's kind to the function that composes it.
 
 Adding a function is adding one module under ``modelplane.compose`` and one line here.
-The runtime decodes every request with :func:`decode_request`, which leaves a
-ModelDeployment's fleet encoded until the fleet reader reads it.
+
+The runtime decodes every request with :func:`decode_request` (planning's): a
+ModelDeployment's fleet stays encoded until its reader reads it; any other request
+decodes as usual. So the runtime needs the registry alone, never planning's modules.
 """
 
 from modelplane.compose import (
@@ -21,8 +23,8 @@ from modelplane.compose import (
     serving_stack,
     vultr_cluster,
 )
-from modelplane.compose.model_deployment.wire import decode_request
 from modelplane.kit import Compose
+from modelplane.planning import decode_request
 
 __all__ = ["COMPOSERS", "Compose", "decode_request", "kind_for", "names"]
 

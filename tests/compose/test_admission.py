@@ -11,9 +11,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from modelplane.compose.model_deployment import fleet
+from modelplane import planning
 from modelplane.domain.scheduling.fleet import ExistingReplica
 from modelplane.domain.scheduling.sharing import GANG
+from modelplane.planning import replicas as replica_reader
 
 from tests.compose.test_fleet_read import _deployment
 from tests.compose.test_model_deployment import (
@@ -88,15 +89,15 @@ def test_the_fleet_read_carries_what_admission_orders_by() -> None:
             {
                 "type": "ModelReady",
                 "status": "False",
-                "reason": fleet.UNSCHEDULABLE,
+                "reason": replica_reader.UNSCHEDULABLE,
                 "message": "0/2 nodes are available: 2 Insufficient nvidia.com/gpu",
                 "lastTransitionTime": "2026-01-02T03:04:05Z",
             },
         ]
     }
-    state = fleet.read_fleet(
+    state = planning.read_fleet(
         [],
-        [fleet.as_struct(replica), fleet.as_struct(stuck)],
+        [planning.as_struct(replica), planning.as_struct(stuck)],
         _deployment(model_deployment("beta")),
     )
     first, second = state.fleet.replicas
@@ -127,7 +128,7 @@ def test_a_gang_replica_reads_as_pods_that_each_take_a_node() -> None:
     }
     replica = _placed_on_c1("gamma", OLDER)
     replica["spec"]["engines"] = [gang]
-    state = fleet.read_fleet([], [fleet.as_struct(replica)])
+    state = planning.read_fleet([], [planning.as_struct(replica)])
     (read,) = state.fleet.replicas
     (pinned,) = read.engines
     assert pinned.nodes == 3

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, registry, runtime
+from modelplane import kit, planning, registry, runtime
 from modelplane.compose import cluster_capacity
-from modelplane.compose.model_deployment import fleet
 from modelplane.dev import schemas
 from modelplane.domain.scheduling.fleet import ObservedCapacity
 
@@ -190,13 +189,13 @@ def test_the_collections_validate_against_provider_kubernetes_crd() -> None:
 def test_the_scheduler_reads_the_observed_nodes_and_charges_the_smaller() -> None:
     cluster = inference_cluster("eks-a")
     cluster["status"]["gpuPools"][0]["nodes"] = 3
-    plain = fleet.read_cluster(fleet.as_struct(cluster))
+    plain = planning.read_cluster(planning.as_struct(cluster))
     assert plain is not None
     assert plain.pools is not None
     assert plain.pools[0].observed is None  # not observed: the declared size stands
     assert plain.pools[0].usable_nodes == 3
     cluster["status"]["gpuPools"][0]["observed"] = {"nodes": 1, "devices": []}
-    seen = fleet.read_cluster(fleet.as_struct(cluster))
+    seen = planning.read_cluster(planning.as_struct(cluster))
     assert seen is not None
     assert seen.pools is not None
     assert seen.pools[0].observed == ObservedCapacity(1)
@@ -206,5 +205,5 @@ def test_the_scheduler_reads_the_observed_nodes_and_charges_the_smaller() -> Non
 def test_an_unreadable_observed_count_is_named() -> None:
     cluster = inference_cluster("eks-a")
     cluster["status"]["gpuPools"][0]["observed"] = {"nodes": -1}
-    with pytest.raises(fleet.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodes"):
-        fleet.read_cluster(fleet.as_struct(cluster))
+    with pytest.raises(planning.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodes"):
+        planning.read_cluster(planning.as_struct(cluster))

@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from google.protobuf import struct_pb2
-from modelplane.compose.model_deployment import fleet
+from modelplane import planning
 
 from tests.compose.test_fleet_read import _set
 from tests.compose.test_model_deployment import inference_cluster, other_replica
@@ -44,7 +44,7 @@ def _value_in_order(item: Any, order: int) -> struct_pb2.Value:
         for element in item:
             value.list_value.values.add().CopyFrom(_value_in_order(element, order))
     else:
-        value.MergeFrom(fleet.as_struct({"v": item}).fields["v"])
+        value.MergeFrom(planning.as_struct({"v": item}).fields["v"])
     return value
 
 
@@ -71,13 +71,13 @@ def test_reordered_encodings_differ_in_bytes_but_not_in_content() -> None:
 
 def test_an_encoded_object_is_keyed_by_its_uid_and_resource_version() -> None:
     for order in range(3):
-        assert fleet.object_key(_encoded_in_order(_replica(), order)) == ("u-replica", "7")
+        assert planning.object_key(_encoded_in_order(_replica(), order)) == ("u-replica", "7")
 
 
 def test_an_object_reordered_is_read_once() -> None:
-    fleet.forget()
+    planning.forget()
     reads = [
-        fleet.read_fleet([], [_encoded_in_order(_replica(), order)]).fleet.replicas[0]
+        planning.read_fleet([], [_encoded_in_order(_replica(), order)]).fleet.replicas[0]
         for order in range(4)
     ]
     assert all(read is reads[0] for read in reads)
@@ -85,30 +85,32 @@ def test_an_object_reordered_is_read_once() -> None:
 
 
 def test_a_new_resource_version_is_read_again() -> None:
-    fleet.forget()
-    fleet.read_fleet([], [_encoded_in_order(_replica(), 0)])
+    planning.forget()
+    planning.read_fleet([], [_encoded_in_order(_replica(), 0)])
     moved = _encoded_in_order(_replica(version="8", pool="gpu-h100"), 1)
-    edited = fleet.read_fleet([], [moved]).fleet.replicas[0]
+    edited = planning.read_fleet([], [moved]).fleet.replicas[0]
     assert [(e.pool, e.nodes) for e in edited.engines] == [("gpu-h100", 1)]
 
 
 def test_a_cluster_reordered_is_read_once_and_as_when_decoded() -> None:
     doc = _identified(inference_cluster("c1"), "u-cluster", "3")
-    fleet.forget()
-    reads = [fleet.read_fleet([_encoded_in_order(doc, o)], []).clusters["c1"] for o in range(3)]
+    planning.forget()
+    reads = [planning.read_fleet([_encoded_in_order(doc, o)], []).clusters["c1"] for o in range(3)]
     assert all(read is reads[0] for read in reads)
-    fleet.forget()
-    assert fleet.read_fleet([fleet.as_struct(doc)], []).clusters["c1"] == reads[0]
+    planning.forget()
+    assert planning.read_fleet([planning.as_struct(doc)], []).clusters["c1"] == reads[0]
 
 
 def test_objects_without_identity_are_read_by_content() -> None:
     doc = other_replica("llama", "c1", "gpu-l4")
     doc["metadata"].pop("uid", None)
     doc["metadata"].pop("resourceVersion", None)
-    fleet.forget()
-    reads = [fleet.read_fleet([], [_encoded_in_order(doc, o)]).fleet.replicas[0] for o in range(3)]
+    planning.forget()
+    reads = [
+        planning.read_fleet([], [_encoded_in_order(doc, o)]).fleet.replicas[0] for o in range(3)
+    ]
     assert reads[0] == reads[1] == reads[2]
-    assert fleet.object_key(_encoded_in_order(doc, 0)) != fleet.object_key(
+    assert planning.object_key(_encoded_in_order(doc, 0)) != planning.object_key(
         _encoded_in_order(doc, 1)
     )
 
@@ -116,10 +118,10 @@ def test_objects_without_identity_are_read_by_content() -> None:
 def test_an_identity_that_is_no_string_keys_by_content() -> None:
     doc = _replica()
     doc["metadata"]["uid"] = 5
-    assert isinstance(fleet.object_key(_encoded_in_order(doc, 0)), bytes)
+    assert isinstance(planning.object_key(_encoded_in_order(doc, 0)), bytes)
     doc = _replica()
     doc["metadata"]["resourceVersion"] = ""
-    assert isinstance(fleet.object_key(fleet.as_struct(doc)), bytes)
+    assert isinstance(planning.object_key(planning.as_struct(doc)), bytes)
 
 
 def test_pools_of_one_class_share_their_devices_however_encoded() -> None:
@@ -127,8 +129,8 @@ def test_pools_of_one_class_share_their_devices_however_encoded() -> None:
     pools publish the same devices must share one list, whatever their map order."""
     one = _identified(inference_cluster("c1"), "u-1", "1")
     two = _identified(inference_cluster("c2"), "u-2", "1")
-    fleet.forget()
-    state = fleet.read_fleet([_encoded_in_order(one, 0), _encoded_in_order(two, 1)], [])
+    planning.forget()
+    state = planning.read_fleet([_encoded_in_order(one, 0), _encoded_in_order(two, 1)], [])
     first, second = state.clusters["c1"].pools, state.clusters["c2"].pools
     assert first is not None
     assert second is not None

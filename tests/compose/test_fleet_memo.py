@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import fleet, lazy
+from modelplane import planning
+from modelplane.domain import api
 from modelplane.domain.scheduling import memo as memo_module
 from modelplane.domain.scheduling.fleet import (
     Deployment,
@@ -25,6 +25,11 @@ from modelplane.domain.scheduling.fleet import (
 )
 from modelplane.domain.scheduling.memo import PlacementMemo
 from modelplane.domain.scheduling.placement import Placement
+from modelplane.planning import clusters as cluster_reader
+from modelplane.planning import fields as fleet_fields
+from modelplane.planning import lazy
+from modelplane.planning import memo as fleet_memo
+from modelplane.planning import replicas as replica_reader
 
 from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS, Mutation, _set
 from tests.compose.test_model_deployment import (
@@ -62,7 +67,7 @@ REPLICAS = [
     pytest.param(_replica(_set("spec", {"clusterName": "c2"})), id="engines-absent"),
     pytest.param(_replica(_set("spec.clusterName", "")), id="cluster-from-label"),
     pytest.param(
-        _replica(_set(f'metadata.labels["{md.INDEX_LABEL}"]', "x1")), id="index-not-a-number"
+        _replica(_set(f'metadata.labels["{api.INDEX_LABEL}"]', "x1")), id="index-not-a-number"
     ),
     pytest.param({"kind": "ModelReplica"}, id="nothing"),
     pytest.param(_replica(_set("spec.engines", None)), id="engines-null"),
@@ -104,49 +109,51 @@ REPLICAS = [
 
 def _outcome(read: Any, obj: Any) -> Any:
     """What a reader makes of an object (nothing remembered): its value, or its problem."""
-    fleet.forget()
+    planning.forget()
     try:
         return read(obj)
-    except fleet.UnreadableError as exc:
+    except planning.UnreadableError as exc:
         return str(exc)
 
 
 def _encoding_of(doc: Doc) -> Any:
-    return lazy.Struct.FromString(fleet.as_struct(doc).SerializeToString())
+    return lazy.Struct.FromString(planning.as_struct(doc).SerializeToString())
 
 
 @pytest.mark.parametrize("doc", REPLICAS)
 def test_a_replica_reads_the_same_encoded_as_decoded(doc: Doc) -> None:
-    decoded = _outcome(fleet.read_replica, fleet.as_struct(doc))
-    assert _outcome(fleet.read_replica, _encoding_of(doc)) == decoded
+    decoded = _outcome(planning.read_replica, planning.as_struct(doc))
+    assert _outcome(planning.read_replica, _encoding_of(doc)) == decoded
 
 
 @pytest.mark.parametrize("doc", REPLICAS)
 def test_the_short_paths_read_a_replica_as_the_careful_reader_does(doc: Doc) -> None:
     """Each short path either declines a replica or reads it as the careful reader."""
-    careful = _outcome(lambda d: fleet._careful_replica(d.fields), fleet.as_struct(doc))
-    encoded = fleet.as_struct(doc).SerializeToString()
+    careful = _outcome(lambda d: replica_reader._careful_replica(d.fields), planning.as_struct(doc))
+    encoded = planning.as_struct(doc).SerializeToString()
     for decode in (lazy.Tree.FromString, lazy.Object.FromString):
-        plain = _outcome(lambda d: fleet._plain_replica(d.fields), decode(encoded))
-        assert plain is fleet._MISSING or plain == careful
+        plain = _outcome(lambda d: replica_reader._plain_replica(d.fields), decode(encoded))
+        assert plain is fleet_fields._MISSING or plain == careful
     if not isinstance(careful, str):  # with what admission orders by, read apart
-        careful = fleet._with_admission(careful, fleet.as_struct(doc).fields)
-    fleet.forget()
-    shared = fleet._shared_replica(encoded)
-    assert shared is fleet._MISSING or shared == careful
-    fleet.forget()
-    read = fleet._replica_or_skipped(encoded)
+        careful = replica_reader._with_admission(careful, planning.as_struct(doc).fields)
+    planning.forget()
+    shared = replica_reader._shared_replica(encoded)
+    assert shared is fleet_fields._MISSING or shared == careful
+    planning.forget()
+    read = replica_reader._replica_or_skipped(encoded)
     if isinstance(careful, str):  # what the careful reader cannot read is skipped, named
-        assert isinstance(read, fleet.Skipped)
+        assert isinstance(read, planning.Skipped)
         assert read.problem == careful
     else:
         assert read == careful
 
 
 def test_replicas_with_the_same_engines_read_the_same_engines() -> None:
-    fleet.forget()
+    planning.forget()
     one, two = _replica(), _replica(_set("metadata.name", "llama-c1-1"))
-    first = fleet.read_fleet([], [fleet.as_struct(one), fleet.as_struct(two)]).fleet.replicas
+    first = planning.read_fleet(
+        [], [planning.as_struct(one), planning.as_struct(two)]
+    ).fleet.replicas
     assert first[0].engines == first[1].engines
     assert first[0].name != first[1].name
 
@@ -192,21 +199,21 @@ CLUSTERS = [
 
 @pytest.mark.parametrize("doc", CLUSTERS)
 def test_a_cluster_reads_the_same_encoded_as_decoded(doc: Doc) -> None:
-    decoded = _outcome(fleet.read_cluster, fleet.as_struct(doc))
-    assert _outcome(fleet.read_cluster, _encoding_of(doc)) == decoded
+    decoded = _outcome(planning.read_cluster, planning.as_struct(doc))
+    assert _outcome(planning.read_cluster, _encoding_of(doc)) == decoded
 
 
 @pytest.mark.parametrize("doc", CLUSTERS)
 def test_the_short_path_reads_a_cluster_as_the_careful_reader_does(doc: Doc) -> None:
-    careful = _outcome(lambda d: fleet._careful_cluster(d.fields), fleet.as_struct(doc))
-    tree = lazy.Tree.FromString(fleet.as_struct(doc).SerializeToString())
-    plain = _outcome(lambda d: fleet._plain_cluster(d.fields), tree)
-    assert plain is fleet._MISSING or (plain, []) == careful
+    careful = _outcome(lambda d: cluster_reader._careful_cluster(d.fields), planning.as_struct(doc))
+    tree = lazy.Tree.FromString(planning.as_struct(doc).SerializeToString())
+    plain = _outcome(lambda d: cluster_reader._plain_cluster(d.fields), tree)
+    assert plain is fleet_fields._MISSING or (plain, []) == careful
 
 
 def test_a_null_reads_as_absent() -> None:
-    fleet.forget()
-    read = fleet.read_fleet([], [fleet.as_struct(_replica(_set("spec.engines", None)))])
+    planning.forget()
+    read = planning.read_fleet([], [planning.as_struct(_replica(_set("spec.engines", None)))])
     assert read.fleet.replicas[0].engines == ()
     assert not read.skipped
 
@@ -214,29 +221,29 @@ def test_a_null_reads_as_absent() -> None:
 def _identified(doc: Doc, uid: str, version: str) -> Any:
     doc = copy.deepcopy(doc)
     doc["metadata"] |= {"uid": uid, "resourceVersion": version}
-    return fleet.as_struct(doc)
+    return planning.as_struct(doc)
 
 
 def test_an_object_is_read_once_per_uid_and_resource_version() -> None:
-    fleet.forget()
-    first = fleet.read_fleet([], [_identified(_replica(), "u1", "5")]).fleet.replicas[0]
-    again = fleet.read_fleet([], [_identified(_replica(), "u1", "5")]).fleet.replicas[0]
+    planning.forget()
+    first = planning.read_fleet([], [_identified(_replica(), "u1", "5")]).fleet.replicas[0]
+    again = planning.read_fleet([], [_identified(_replica(), "u1", "5")]).fleet.replicas[0]
     assert again is first
     moved = _replica(_set("spec.engines[0].members[0].nodePoolName", "gpu-h100"))
-    edited = fleet.read_fleet([], [_identified(moved, "u1", "6")]).fleet.replicas[0]
+    edited = planning.read_fleet([], [_identified(moved, "u1", "6")]).fleet.replicas[0]
     assert [(e.name, e.pool, e.nodes) for e in edited.engines] == [("e", "gpu-h100", 1)]
 
 
 def test_an_object_without_uid_or_resource_version_is_read_once_per_content() -> None:
-    fleet.forget()
+    planning.forget()
     doc = _replica()
-    first = fleet.read_fleet([], [fleet.as_struct(doc)]).fleet.replicas[0]
-    assert fleet.read_fleet([], [fleet.as_struct(doc)]).fleet.replicas[0] is first
+    first = planning.read_fleet([], [planning.as_struct(doc)]).fleet.replicas[0]
+    assert planning.read_fleet([], [planning.as_struct(doc)]).fleet.replicas[0] is first
     half = copy.deepcopy(doc)
     half["metadata"]["uid"] = "u1"  # a uid alone names no content
-    assert fleet.read_fleet([], [fleet.as_struct(half)]).fleet.replicas[0] == first
+    assert planning.read_fleet([], [planning.as_struct(half)]).fleet.replicas[0] == first
     moved = _replica(_set("spec.engines[0].members[0].nodePoolName", "gpu-h100"))
-    changed = fleet.read_fleet([], [fleet.as_struct(moved)]).fleet.replicas[0]
+    changed = planning.read_fleet([], [planning.as_struct(moved)]).fleet.replicas[0]
     assert changed.engines[0].pool == "gpu-h100"
 
 
@@ -247,7 +254,7 @@ def _counting_memo() -> tuple[Any, list[str]]:
         reads.append(message)
         return message.upper()
 
-    return fleet._Memo(read, key=lambda m: m), reads
+    return fleet_memo.Memo(read, key=lambda m: m), reads
 
 
 def test_the_memo_remembers_a_fleet_larger_than_its_least_size() -> None:
@@ -338,7 +345,7 @@ def test_the_function_answers_the_same_with_and_without_what_it_remembers() -> N
     xr = model_deployment(replicas=2)
     fleet_now: list[Doc] = [other_replica("llama", "c0", "gpu-l4")]
     for step in range(4):
-        md.forget()
+        planning.forget()
         fresh = call(xr, clusters, fleet_now)
         again = call(xr, clusters, fleet_now)
         remembered = call(xr, clusters, fleet_now)

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 from google.protobuf.message import DecodeError
-from modelplane.compose.model_deployment import fleet, lazy
+from modelplane import planning
+from modelplane.planning import clusters as cluster_reader
+from modelplane.planning import fields as fleet_fields
+from modelplane.planning import lazy
+from modelplane.planning import replicas as replica_reader
 
 from tests.compose.test_fleet_memo import CLUSTERS, REPLICAS, _replica
 from tests.compose.test_fleet_read import _set
@@ -63,56 +67,56 @@ SHAPES = [
 
 
 def _careful(obj: Any) -> Any:
-    fleet.forget()
+    planning.forget()
     try:
-        return fleet._careful_replica(obj.fields)
-    except fleet.UnreadableError as exc:
+        return replica_reader._careful_replica(obj.fields)
+    except planning.UnreadableError as exc:
         return str(exc)
 
 
 def _short(obj: Any) -> Any:
-    fleet.forget()
+    planning.forget()
     try:
-        return fleet._plain_replica(obj.fields)
-    except fleet.UnreadableError as exc:
+        return replica_reader._plain_replica(obj.fields)
+    except planning.UnreadableError as exc:
         return str(exc)
 
 
 @pytest.mark.parametrize("decode", [lazy.Struct, lazy.Object], ids=["one-level", "object"])
 @pytest.mark.parametrize("doc", SHAPES)
 def test_the_short_path_reads_as_the_careful_one_or_declines(doc: Doc, decode: Any) -> None:
-    obj = decode.FromString(fleet.as_struct(doc).SerializeToString())
+    obj = decode.FromString(planning.as_struct(doc).SerializeToString())
     short = _short(obj)
-    if short is not fleet._MISSING:
+    if short is not fleet_fields._MISSING:
         assert short == _careful(obj)
 
 
 def test_a_replica_as_the_api_server_writes_it_takes_the_short_path() -> None:
-    obj = lazy.Object.FromString(fleet.as_struct(_replica()).SerializeToString())
+    obj = lazy.Object.FromString(planning.as_struct(_replica()).SerializeToString())
     read = _short(obj)
-    assert read is not fleet._MISSING
+    assert read is not fleet_fields._MISSING
     assert read == _careful(obj)
     assert read.engines
 
 
 @pytest.mark.parametrize("doc", SHAPES)
 def test_engines_read_the_same_by_either_path(doc: Doc) -> None:
-    spec = lazy.Object.FromString(fleet.as_struct(doc).SerializeToString()).fields.get("spec")
+    spec = lazy.Object.FromString(planning.as_struct(doc).SerializeToString()).fields.get("spec")
     engines = spec.struct_value.fields.get("engines") if spec is not None else None
     if engines is None or engines.WhichOneof("kind") != "list_value":
         return
     encoded = engines.list_value
     try:
-        careful: Any = fleet._careful_engines(encoded)
-    except fleet.UnreadableError as exc:
+        careful: Any = replica_reader._careful_engines(encoded)
+    except planning.UnreadableError as exc:
         careful = str(exc)
-    short = fleet._plain_engines(encoded)
-    if short is not fleet._MISSING:
+    short = replica_reader._plain_engines(encoded)
+    if short is not fleet_fields._MISSING:
         assert short == careful
 
 
 def test_an_object_read_at_once_reads_as_one_read_level_by_level() -> None:
-    encoded = fleet.as_struct(_replica()).SerializeToString()
+    encoded = planning.as_struct(_replica()).SerializeToString()
     by_level, at_once = lazy.Struct.FromString(encoded), lazy.Object.FromString(encoded)
     assert _careful(at_once) == _careful(by_level)
     meta = at_once.fields["metadata"].struct_value
@@ -123,25 +127,25 @@ def test_an_object_read_at_once_reads_as_one_read_level_by_level() -> None:
 @pytest.mark.parametrize("decode", [lazy.Struct, lazy.Object], ids=["one-level", "object"])
 @pytest.mark.parametrize("doc", CLUSTERS)
 def test_a_cluster_reads_by_the_short_path_as_by_the_careful_one(doc: Doc, decode: Any) -> None:
-    obj = decode.FromString(fleet.as_struct(doc).SerializeToString())
-    fleet.forget()
+    obj = decode.FromString(planning.as_struct(doc).SerializeToString())
+    planning.forget()
     try:
-        short = fleet._plain_cluster(obj.fields)
+        short = cluster_reader._plain_cluster(obj.fields)
     except DecodeError:
         short = "cannot be read"
-    fleet.forget()
+    planning.forget()
     try:
-        careful: Any = fleet._careful_cluster(obj.fields)
+        careful: Any = cluster_reader._careful_cluster(obj.fields)
     except DecodeError:
         careful = "cannot be read"
-    if short is not fleet._MISSING:
+    if short is not fleet_fields._MISSING:
         assert careful == (short if isinstance(short, str) else (short, []))
 
 
 def test_a_cluster_as_its_controller_writes_it_takes_the_short_path() -> None:
     doc = inference_cluster("c1", labels={"tier": "gpu"})
-    obj = lazy.Object.FromString(fleet.as_struct(doc).SerializeToString())
-    short = fleet._plain_cluster(obj.fields)
-    assert short is not fleet._MISSING
-    assert (short, []) == fleet._careful_cluster(obj.fields)
+    obj = lazy.Object.FromString(planning.as_struct(doc).SerializeToString())
+    short = cluster_reader._plain_cluster(obj.fields)
+    assert short is not fleet_fields._MISSING
+    assert (short, []) == cluster_reader._careful_cluster(obj.fields)
     assert short.pools

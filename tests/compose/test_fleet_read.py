@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import fleet
-from modelplane.domain import naming
+from modelplane import planning
+from modelplane.domain import api, naming
 from modelplane.domain.scheduling.fleet import CacheFootprint, Fleet
 from modelplane.models.modeldeployment import ModelDeployment
 
@@ -46,7 +45,7 @@ PYTHON_TEXT = ("Traceback", "Error", "NoneType", "object has no attribute", "not
 
 def _deployment(xr: Doc | None = None) -> Any:
     xr = xr or model_deployment()
-    return md.read_deployment(ModelDeployment.model_validate(xr), xr)
+    return planning.read_deployment(ModelDeployment.model_validate(xr), xr)
 
 
 def _set(path: str, value: Any) -> Mutation:
@@ -75,7 +74,7 @@ def _parts(path: str) -> list[str | int]:
     return [key or (int(index) if index else name) for key, index, name in tokens]
 
 
-DEPLOYMENT_LABEL_PATH = f'metadata.labels["{md.DEPLOYMENT_LABEL}"]'
+DEPLOYMENT_LABEL_PATH = f'metadata.labels["{api.DEPLOYMENT_LABEL}"]'
 
 # --- another team's ModelReplica ------------------------------------------------------------
 
@@ -86,7 +85,7 @@ BAD_REPLICAS = [
     ),
     pytest.param(
         _set(DEPLOYMENT_LABEL_PATH, 5),
-        f'metadata.labels["{md.DEPLOYMENT_LABEL}"] is a number, not a string',
+        f'metadata.labels["{api.DEPLOYMENT_LABEL}"] is a number, not a string',
         id="label-not-a-string",
     ),
     pytest.param(_set("spec", []), "spec is a list, not an object", id="spec"),
@@ -148,9 +147,9 @@ def test_another_team_s_unreadable_replica_is_skipped_and_named(
     bad = other_replica("theirs", "eks-a", "gpu-l4")
     mutate(bad)
     good = other_replica("also-theirs", "eks-a", "gpu-l4")
-    state = fleet.read_fleet(
-        [fleet.as_struct(inference_cluster("eks-a", [("gpu-l4", 4, ())]))],
-        [fleet.as_struct(bad), fleet.as_struct(good)],
+    state = planning.read_fleet(
+        [planning.as_struct(inference_cluster("eks-a", [("gpu-l4", 4, ())]))],
+        [planning.as_struct(bad), planning.as_struct(good)],
         _deployment(),
     )
     assert [r.deployment for r in state.fleet.replicas] == ["also-theirs"]
@@ -158,7 +157,7 @@ def test_another_team_s_unreadable_replica_is_skipped_and_named(
     assert says in skipped, skipped
     assert skipped.startswith("ModelReplica "), skipped
     assert skipped.endswith("(skipped; its pools are not charged)"), skipped
-    (warning,) = fleet.warnings(state)
+    (warning,) = planning.warnings(state)
     assert says in warning
 
 
@@ -192,8 +191,8 @@ def test_the_function_warns_naming_the_unreadable_object_and_field() -> None:
 
 def test_a_replica_index_of_thousands_of_digits_is_no_index() -> None:
     replica = other_replica("theirs", "eks-a", "gpu-l4")
-    replica["metadata"]["labels"][md.INDEX_LABEL] = "9" * 5000
-    read = fleet.read_replica(fleet.as_struct(replica))
+    replica["metadata"]["labels"][api.INDEX_LABEL] = "9" * 5000
+    read = planning.read_replica(planning.as_struct(replica))
     assert read is not None
     assert read.index == -1
 
@@ -206,8 +205,8 @@ def test_this_deployment_s_unreadable_replica_is_kept_and_scheduled_again() -> N
     (ours,) = as_fleet(first, ready=True)
     key = next(iter(of_kind(first, "ModelReplica")))
     ours["spec"]["engines"] = [{"name": "qwen", "members": "corrupt"}]
-    state = fleet.read_fleet(
-        [fleet.as_struct(c) for c in clusters], [fleet.as_struct(ours)], _deployment(xr)
+    state = planning.read_fleet(
+        [planning.as_struct(c) for c in clusters], [planning.as_struct(ours)], _deployment(xr)
     )
     (skipped,) = state.skipped
     assert "spec.engines[0].members is a string, not a list" in skipped
@@ -307,8 +306,10 @@ def test_an_unreadable_cluster_keeps_its_replicas_and_gets_nothing_new(
 ) -> None:
     bad = inference_cluster("eks-bad", [("gpu-l4", 4, ())])
     mutate(bad)
-    state = fleet.read_fleet(
-        [fleet.as_struct(bad), fleet.as_struct(inference_cluster("eks-good"))], [], _deployment()
+    state = planning.read_fleet(
+        [planning.as_struct(bad), planning.as_struct(inference_cluster("eks-good"))],
+        [],
+        _deployment(),
     )
     assert sorted(state.clusters) == ["eks-bad", "eks-good"]
     if says is None:
@@ -345,7 +346,7 @@ def test_an_unreadable_cluster_breaks_no_deployment(mutate: Mutation, says: str 
 def test_a_cluster_without_a_readable_name_is_skipped_and_named() -> None:
     bad = inference_cluster("x")
     bad["metadata"]["name"] = 12
-    state = fleet.read_fleet([fleet.as_struct(bad)], [], _deployment())
+    state = planning.read_fleet([planning.as_struct(bad)], [], _deployment())
     assert state.clusters == {}
     assert state.skipped == [
         "InferenceCluster (unnamed): metadata.name is a number, not a string (skipped)"
@@ -355,8 +356,8 @@ def test_a_cluster_without_a_readable_name_is_skipped_and_named() -> None:
 def test_a_cluster_read_strictly_raises_the_first_problem() -> None:
     bad = inference_cluster("x", [("gpu-l4", 1, ())])
     bad["status"]["gpuPools"][0]["nodes"] = "one"
-    with pytest.raises(fleet.UnreadableError) as raised:
-        fleet.read_cluster(fleet.as_struct(bad))
+    with pytest.raises(planning.UnreadableError) as raised:
+        planning.read_cluster(planning.as_struct(bad))
     assert raised.value.path == "status.gpuPools[0].nodes"
     assert raised.value.problem == "is a string, not a number"
 
@@ -392,14 +393,14 @@ def test_a_cluster_read_strictly_raises_the_first_problem() -> None:
 def test_an_unreadable_cache_reads_as_unresolved_and_is_named(mutate: Mutation, says: str) -> None:
     cache = model_cache("qwen", {"region": "us"})
     mutate(cache)
-    state = fleet.read_cache("qwen", True, [fleet.as_struct(cache)])
+    state = planning.read_cache("qwen", True, [planning.as_struct(cache)])
     assert (state.status, state.footprint) == (
         "unknown",
         CacheFootprint("qwen", resolved=False),
     )
     assert state.problem == f"ModelCache {NS}/qwen: {says} (read as not resolved)"
-    empty = fleet.FleetState(Fleet(), {})
-    assert fleet.warnings(empty, state) == [f"cannot read 1 fleet object(s): {state.problem}"]
+    empty = planning.FleetState(Fleet(), {})
+    assert planning.warnings(empty, state) == [f"cannot read 1 fleet object(s): {state.problem}"]
 
 
 def test_an_unreadable_cache_keeps_what_is_placed() -> None:
@@ -424,42 +425,42 @@ def test_the_warning_names_three_and_counts_the_rest() -> None:
     for i in range(5):
         replica = other_replica(f"theirs-{i}", "eks-a", "gpu-l4")
         replica["spec"]["engines"] = "x"
-        bad.append(fleet.as_struct(replica))
-    state = fleet.read_fleet([], bad, _deployment())
-    (warning,) = fleet.warnings(state)
+        bad.append(planning.as_struct(replica))
+    state = planning.read_fleet([], bad, _deployment())
+    (warning,) = planning.warnings(state)
     assert warning.startswith("cannot read 5 fleet object(s): ModelReplica other-team/theirs-0")
     assert warning.count("spec.engines is a string, not a list") == 3
     assert warning.endswith("; and 2 more")
 
 
 def test_nothing_unreadable_warns_nothing() -> None:
-    state = fleet.read_fleet(
-        [fleet.as_struct(inference_cluster("eks-a"))],
-        [fleet.as_struct(other_replica("theirs", "eks-a", "gpu-l4"))],
+    state = planning.read_fleet(
+        [planning.as_struct(inference_cluster("eks-a"))],
+        [planning.as_struct(other_replica("theirs", "eks-a", "gpu-l4"))],
         _deployment(),
     )
     assert state.skipped == []
-    assert fleet.warnings(state, fleet.read_cache(None, True, [])) == []
+    assert planning.warnings(state, planning.read_cache(None, True, [])) == []
 
 
 def test_a_yaml_document_that_is_no_json_still_reads() -> None:
     """``modelplane plan`` reads YAML, where a timestamp is no string."""
     cluster = inference_cluster("eks-a")
     cluster["metadata"]["creationTimestamp"] = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
-    read = fleet.read_cluster(fleet.as_struct(cluster))
+    read = planning.read_cluster(planning.as_struct(cluster))
     assert read is not None
     assert read.name == "eks-a"
 
 
 def test_deep_nesting_inside_a_replica_reads() -> None:
     """Fields nobody reads may nest as deep as Kubernetes allows; the reader never descends."""
-    struct = fleet.as_struct(other_replica("theirs", "eks-a", "gpu-l4"))
+    struct = planning.as_struct(other_replica("theirs", "eks-a", "gpu-l4"))
     engine = struct.fields["spec"].struct_value.fields["engines"].list_value.values[0]
     member = engine.struct_value.fields["members"].list_value.values[0].struct_value
     deep = member.fields["template"].struct_value
     for _ in range(5_000):
         deep = deep.fields["a"].struct_value
-    read = fleet.read_replica(struct)
+    read = planning.read_replica(struct)
     assert read is not None
     assert [(e.pool, e.nodes) for e in read.engines] == [("gpu-l4", 1)]
 
@@ -477,15 +478,15 @@ def test_a_long_deployment_name_gives_valid_labels_and_its_replicas_stay_its_own
     assert len(replicas) == 2
     for replica in replicas.values():
         values = replica["metadata"]["labels"]
-        assert values[md.DEPLOYMENT_LABEL] == naming.label_value(LONG)
-        assert values[md.CLUSTER_LABEL] == naming.label_value(clusters[0]["metadata"]["name"])
+        assert values[api.DEPLOYMENT_LABEL] == naming.label_value(LONG)
+        assert values[api.CLUSTER_LABEL] == naming.label_value(clusters[0]["metadata"]["name"])
         assert all(len(v) <= 63 for v in values.values())
     # Fed back as the fleet, they are recognised as the deployment's own: kept as they are.
     again = call(xr, clusters, as_fleet(first, ready=True), observed=replicas)
     assert of_kind(again, "ModelReplica") == replicas
-    state = fleet.read_fleet(
-        [fleet.as_struct(c) for c in clusters],
-        [fleet.as_struct(r) for r in as_fleet(first)],
+    state = planning.read_fleet(
+        [planning.as_struct(c) for c in clusters],
+        [planning.as_struct(r) for r in as_fleet(first)],
         _deployment(xr),
     )
     assert sorted(state.own) == [

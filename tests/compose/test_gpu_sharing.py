@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose.model_deployment import fleet
+from modelplane import planning
 
 from tests.compose.test_inference_cluster import CLASS, _cluster, _run, _status
 from tests.compose.test_model_deployment import (
@@ -77,16 +77,16 @@ def test_a_bad_published_capacity_is_named_and_the_cluster_gets_nothing_new() ->
 
 
 def test_the_fleet_reader_reads_capacity_and_what_replicas_claim() -> None:
-    found = fleet.read_cluster(fleet.as_struct(_shared()))
+    found = planning.read_cluster(planning.as_struct(_shared()))
     assert found is not None
     assert found.pools is not None
     assert found.pools[0].capacity == "Devices"
-    unset = fleet.read_cluster(fleet.as_struct(_shared(capacity=None)))
+    unset = planning.read_cluster(planning.as_struct(_shared(capacity=None)))
     assert unset is not None
     assert unset.pools is not None
     assert unset.pools[0].capacity == "Nodes"
     replicas = as_fleet(call(_four_gpu(1), [_shared()]))
-    read = fleet.read_replica(fleet.as_struct(replicas[0]))
+    read = planning.read_replica(planning.as_struct(replicas[0]))
     assert read is not None
     assert read.engines[0].nodes == 1
     assert read.engines[0].pods == ((((("gpu.nvidia.com", 4),), 1)),)

@@ -8,7 +8,6 @@ import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import kit
-from modelplane.compose import _kit as old  # removed at merge
 
 from tests.requests import request
 
@@ -247,30 +246,6 @@ def test_an_adapter_that_returns_no_release_is_a_programming_error() -> None:
     req = request(XR, observed=RUNNING)
     with pytest.raises(TypeError, match="not Released"):
         _returns_none(req, response.to(req))
-
-
-def test_the_old_path_serves_the_old_protocol_until_merge() -> None:
-    """``compose/_kit.py`` (removed at merge): None releases what a non-empty answer
-    leaves out, an empty answer is held, and release_all() releases everything."""
-
-    @old.composer
-    def _partial(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-        kit.compose(rsp, "service", SERVICE)
-
-    @old.composer
-    def _releases(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-        old.release_all()
-
-    req = request(XR, observed=THREE)
-    rsp = response.to(req)
-    _partial(req, rsp)
-    assert set(rsp.desired.resources) == {"service"}
-    rsp = response.to(req)
-    _releases(req, rsp)
-    assert len(rsp.desired.resources) == 0
-    rsp = response.to(req)
-    old.composer(lambda req, rsp: None)(req, rsp)
-    assert set(rsp.desired.resources) == set(THREE)
 
 
 def test_a_fatal_result_is_left_alone_crossplane_applies_nothing() -> None:

@@ -10,14 +10,12 @@ from typing import Any
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import registry, runtime
-from modelplane.compose import _kit as kit
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import fleet, rolling
+from modelplane import kit, planning, registry, runtime
 from modelplane.dev import render
-from modelplane.domain import naming
+from modelplane.domain import api, naming
 from modelplane.domain.dra import Attribute
 from modelplane.models.modeldeployment import ModelDeployment
+from modelplane.planning import rolling
 
 from tests.requests import conditions, request
 
@@ -163,9 +161,9 @@ def other_replica(
             "name": naming.replica_name(deployment, cluster, 0),
             "namespace": namespace,
             "labels": {
-                md.DEPLOYMENT_LABEL: deployment,
-                md.CLUSTER_LABEL: cluster,
-                md.INDEX_LABEL: "0",
+                api.DEPLOYMENT_LABEL: deployment,
+                api.CLUSTER_LABEL: cluster,
+                api.INDEX_LABEL: "0",
             },
         },
         "spec": {
@@ -201,9 +199,9 @@ def call(
     """Run the function as Crossplane's second call does, with the fleet answered."""
     required: dict[str, Sequence[Mapping[str, Any]]] = {}
     if answered:
-        required = {md.CLUSTERS: clusters, md.REPLICAS: replicas}
+        required = {planning.CLUSTERS: clusters, planning.REPLICAS: replicas}
         if caches is not None:
-            required[md.CACHE] = caches
+            required[planning.CACHE] = caches
     req = request(xr, observed=observed, required=required)
     for name in required:
         req.required_resources[name].SetInParent()  # answered, even when empty
@@ -262,17 +260,23 @@ def _requirements(
         pytest.param(
             model_deployment(),
             {
-                md.CLUSTERS: (API, "InferenceCluster", None, {}, None),
-                md.REPLICAS: (API, "ModelReplica", None, {}, None),
+                planning.CLUSTERS: (API, "InferenceCluster", None, {}, None),
+                planning.REPLICAS: (API, "ModelReplica", None, {}, None),
             },
             id="every-cluster-every-replica",
         ),
         pytest.param(
             model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder"),
             {
-                md.CLUSTERS: (API, "InferenceCluster", None, {"modelplane.ai/region": "us"}, None),
-                md.REPLICAS: (API, "ModelReplica", None, {}, None),
-                md.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
+                planning.CLUSTERS: (
+                    API,
+                    "InferenceCluster",
+                    None,
+                    {"modelplane.ai/region": "us"},
+                    None,
+                ),
+                planning.REPLICAS: (API, "ModelReplica", None, {}, None),
+                planning.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
             },
             id="selected-clusters-and-the-cache",
         ),
@@ -312,9 +316,9 @@ def test_getting_started_places_one_replica() -> None:
                 "name": name,
                 "namespace": NS,
                 "labels": {
-                    md.CLUSTER_LABEL: "eks-us-east",
-                    md.DEPLOYMENT_LABEL: "qwen-demo",
-                    md.INDEX_LABEL: "0",
+                    api.CLUSTER_LABEL: "eks-us-east",
+                    api.DEPLOYMENT_LABEL: "qwen-demo",
+                    api.INDEX_LABEL: "0",
                     rolling.HASH_LABEL: rolling.template_hash(xr),
                 },
             },
@@ -341,14 +345,14 @@ def test_getting_started_places_one_replica() -> None:
 
 def test_ready_replica_gets_an_endpoint() -> None:
     clusters = [inference_cluster("eks-us-east")]
-    xr = model_deployment(labels={"team": "ml", md.DEPLOYMENT_LABEL: "spoofed"})
+    xr = model_deployment(labels={"team": "ml", api.DEPLOYMENT_LABEL: "spoofed"})
     first = call(xr, clusters)
     rsp = call(xr, clusters, as_fleet(first, ready=True))
     name = naming.replica_name("qwen-demo", "eks-us-east", 0)
     labels = {
-        md.CLUSTER_LABEL: "eks-us-east",
-        md.DEPLOYMENT_LABEL: "qwen-demo",
-        md.INDEX_LABEL: "0",
+        api.CLUSTER_LABEL: "eks-us-east",
+        api.DEPLOYMENT_LABEL: "qwen-demo",
+        api.INDEX_LABEL: "0",
         "team": "ml",
     }
     replica_labels = labels | {rolling.HASH_LABEL: rolling.template_hash(xr)}
@@ -526,7 +530,7 @@ def test_shortfall_message_is_capped() -> None:
     rsp = call(model_deployment(replicas=2), clusters)
     _, reason, message = conditions(rsp)["ReplicasScheduled"]
     assert reason == "InsufficientCapacity"
-    assert len(message) <= md.MESSAGE_LIMIT
+    assert len(message) <= planning.MESSAGE_LIMIT
     assert message.startswith(
         "placed 0 of 2 replicas; cluster-0000: pool pool-0 has 0 of 0 nodes free"
     )
@@ -768,12 +772,12 @@ def test_rendered_by_crank(
     out = render.render(xr, functions, required=[d for d in documents if d is not xr])
     replicas = sorted(
         (d for d in out if d.get("kind") == "ModelReplica"),
-        key=lambda d: (d["spec"]["clusterName"], d["metadata"]["labels"][md.INDEX_LABEL]),
+        key=lambda d: (d["spec"]["clusterName"], d["metadata"]["labels"][api.INDEX_LABEL]),
     )
     got = [
         (
             r["spec"]["clusterName"],
-            int(r["metadata"]["labels"][md.INDEX_LABEL]),
+            int(r["metadata"]["labels"][api.INDEX_LABEL]),
             [m["nodePoolName"] for e in r["spec"]["engines"] for m in e["members"]],
         )
         for r in replicas
@@ -797,7 +801,7 @@ def _fleet_replica(
     engines: list[dict[str, Any]], labels: dict[str, str] | None = None
 ) -> dict[str, Any]:
     return {
-        "metadata": {"name": "r", "namespace": NS, "labels": labels or {md.INDEX_LABEL: "2"}},
+        "metadata": {"name": "r", "namespace": NS, "labels": labels or {api.INDEX_LABEL: "2"}},
         "spec": {"clusterName": "a", "engines": engines},
     }
 
@@ -846,19 +850,21 @@ def _fleet_member(role: str, claims: bool, **extra: Any) -> dict[str, Any]:
 def test_read_replica_charges(
     engines: list[dict[str, Any]], want: list[tuple[str, str, int]]
 ) -> None:
-    replica = fleet.read_replica(fleet.as_struct(_fleet_replica(engines)))
+    replica = planning.read_replica(planning.as_struct(_fleet_replica(engines)))
     assert replica is not None
     assert [(e.name, e.pool, e.nodes) for e in replica.engines] == want
     assert (replica.cluster, replica.index, replica.namespace) == ("a", 2, NS)
 
 
 def test_replica_without_index_is_nobody_s() -> None:
-    dep = md.read_deployment(ModelDeployment.model_validate(model_deployment()), model_deployment())
+    dep = planning.read_deployment(
+        ModelDeployment.model_validate(model_deployment()), model_deployment()
+    )
     obj = _fleet_replica(
         [{"name": "qwen", "members": [_fleet_member("Standalone", True)]}],
-        {md.DEPLOYMENT_LABEL: "qwen-demo", md.INDEX_LABEL: "first"},
+        {api.DEPLOYMENT_LABEL: "qwen-demo", api.INDEX_LABEL: "first"},
     )
-    state = fleet.read_fleet([], [fleet.as_struct(obj)], dep)
+    state = planning.read_fleet([], [planning.as_struct(obj)], dep)
     (replica,) = state.fleet.replicas
     assert (replica.deployment, replica.namespace) == ("", "")
     assert state.own == {}
@@ -884,7 +890,7 @@ def test_read_cluster_pools(
         },
         "status": status,
     }
-    found = fleet.read_cluster(fleet.as_struct(obj))
+    found = planning.read_cluster(planning.as_struct(obj))
     assert found is not None
     got = (
         None
@@ -905,7 +911,7 @@ def test_read_cluster_devices() -> None:
             "numa": {"int": 2},
         },
     }
-    found = fleet.read_cluster(fleet.as_struct(inference_cluster("c", [("p", 1, [device])])))
+    found = planning.read_cluster(planning.as_struct(inference_cluster("c", [("p", 1, [device])])))
     assert found is not None
     assert found.pools is not None
     (entry,) = found.pools[0].devices

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane.compose.model_deployment import rolling
 from modelplane.domain import rollout
+from modelplane.planning import rolling
 
 from tests.compose.test_model_deployment import (
     as_fleet,

@@ -11,9 +11,8 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from modelplane import registry, runtime
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import wire
+from modelplane import planning, registry, runtime
+from modelplane.planning import wire
 
 from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS
 from tests.compose.test_model_deployment import (
@@ -32,11 +31,11 @@ CLUSTERS = [inference_cluster(f"c{i}", labels={"tier": "gpu"}) for i in range(3)
 def _encoded(
     xr: Doc, clusters: Sequence[Doc], replicas: Sequence[Doc], *, extra: bool = False
 ) -> bytes:
-    req = request(xr, required={md.CLUSTERS: clusters, md.REPLICAS: replicas})
-    for name in (md.CLUSTERS, md.REPLICAS):
+    req = request(xr, required={planning.CLUSTERS: clusters, planning.REPLICAS: replicas})
+    for name in (planning.CLUSTERS, planning.REPLICAS):
         req.required_resources[name].SetInParent()  # answered, even when empty
     if extra:  # Crossplane before v2 answers in extra_resources
-        for name in (md.CLUSTERS, md.REPLICAS):
+        for name in (planning.CLUSTERS, planning.REPLICAS):
             req.extra_resources[name].CopyFrom(req.required_resources[name])
             del req.required_resources[name]
     return bytes(req.SerializeToString())
@@ -44,9 +43,9 @@ def _encoded(
 
 def _answers(data: bytes) -> tuple[bytes, bytes, bytes]:
     """The response to a request decoded whole, then fleet-encoded cold and warm."""
-    md.forget()
+    planning.forget()
     whole = runtime.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
-    md.forget()
+    planning.forget()
     cold = runtime.run(wire.decode_request(data), registry.COMPOSERS)
     warm = runtime.run(wire.decode_request(data), registry.COMPOSERS)
     return tuple(bytes(r.SerializeToString(deterministic=True)) for r in (whole, cold, warm))  # type: ignore[return-value]
@@ -100,7 +99,7 @@ def test_an_unreadable_cluster_answers_the_same(mutate: Any, _says: Any) -> None
 
 def test_another_kind_s_request_decodes_whole() -> None:
     xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelCache", "metadata": {"name": "c"}}
-    req = request(xr, required={md.CLUSTERS: CLUSTERS})
+    req = request(xr, required={planning.CLUSTERS: CLUSTERS})
     data = req.SerializeToString()
     assert wire.decode_request(data) == fnv1.RunFunctionRequest.FromString(data)
 
@@ -109,10 +108,25 @@ def test_the_fleet_stays_encoded_and_the_rest_decodes() -> None:
     xr, replicas = _settled()
     data = _encoded(xr, CLUSTERS, replicas)
     req = wire.decode_request(data)
-    items = wire.encoded_items(req.required_resources[md.REPLICAS])
+    items = wire.encoded_items(req.required_resources[planning.REPLICAS])
     assert all(isinstance(i, bytes) for i in items)
     assert len(items) == len(replicas)
     assert req.observed.composite == fnv1.RunFunctionRequest.FromString(data).observed.composite
+
+
+def test_the_registry_decodes_as_planning_does() -> None:
+    """The runtime decodes through the registry alone: the fleet stays encoded there too."""
+    xr, replicas = _settled()
+    data = _encoded(xr, CLUSTERS, replicas)
+    req = registry.decode_request(data)
+    assert req == wire.decode_request(data)
+    items = planning.encoded_items(req.required_resources[planning.CLUSTERS])
+    assert [isinstance(i, bytes) for i in items] == [True] * len(CLUSTERS)
+    planning.forget()
+    answer = runtime.run(req, registry.COMPOSERS)
+    planning.forget()
+    whole = runtime.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
+    assert planning.deterministic_bytes(answer) == planning.deterministic_bytes(whole)
 
 
 class _Runner:
@@ -133,7 +147,7 @@ def test_a_server_registered_with_the_wire_decoder_answers_the_same() -> None:
             answer = stub.RunFunction(fnv1.RunFunctionRequest.FromString(data), timeout=30)
     finally:
         served.stop(None)
-    md.forget()
+    planning.forget()
     whole = runtime.run(fnv1.RunFunctionRequest.FromString(data), registry.COMPOSERS)
     assert answer.SerializeToString(deterministic=True) == whole.SerializeToString(
         deterministic=True

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from modelplane.compose.model_deployment import rolling
+from modelplane.planning import rolling
 
 from tests.compose.test_admission import ONE_NODE, YOUNGER, _clusters, _placed_on_c1
 from tests.compose.test_model_deployment import call, events, model_deployment

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from modelplane.compose import model_deployment as md
+from modelplane.domain import api
 
 from tests.compose.test_model_deployment import (
     as_fleet,
@@ -24,7 +24,7 @@ def test_a_replica_with_an_unreadable_index_is_kept_and_named() -> None:
     ((key, placed),) = of_kind(first, "ModelReplica").items()
     assert placed["spec"]["clusterName"] == "b"
     (running,) = as_fleet(first, ready=True)
-    running["metadata"]["labels"][md.INDEX_LABEL] = "zero"  # someone edited the label
+    running["metadata"]["labels"][api.INDEX_LABEL] = "zero"  # someone edited the label
     observed = {key: running}
     rsp = call(xr, clusters, [running], observed=observed)
     replicas = of_kind(rsp, "ModelReplica")
@@ -33,7 +33,7 @@ def test_a_replica_with_an_unreadable_index_is_kept_and_named() -> None:
     assert kept["spec"] == running["spec"]
     assert sorted(r["spec"]["clusterName"] for r in replicas.values()) == ["a", "b"]
     assert (
-        f"ModelReplica {running['metadata']['name']}: label {md.INDEX_LABEL} is 'zero', not a "
+        f"ModelReplica {running['metadata']['name']}: label {api.INDEX_LABEL} is 'zero', not a "
         "number; kept as it is and not counted as a replica until the label is a number again"
     ) in events(rsp)
 
@@ -45,7 +45,7 @@ def test_a_replica_whose_key_is_composed_again_gets_its_index_back() -> None:
     ((key, placed),) = of_kind(first, "ModelReplica").items()
     (running,) = as_fleet(first, ready=True)
     garbled = copy.deepcopy(running)
-    garbled["metadata"]["labels"][md.INDEX_LABEL] = "-"
+    garbled["metadata"]["labels"][api.INDEX_LABEL] = "-"
     rsp = call(xr, clusters, [garbled], observed={key: garbled})
     assert of_kind(rsp, "ModelReplica") == {key: placed}, "the same object, its label repaired"
     assert any("label modelplane.ai/replica-index is '-'" in e for e in events(rsp))

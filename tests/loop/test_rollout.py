@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplane.compose.model_deployment import rolling
 from modelplane.dev.fakes.base import Key, Obj, describe, get_path
 from modelplane.dev.fakes.kubernetes import NEVER_READY
 from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import Reconciled, history_text
+from modelplane.planning import rolling
 
 from tests.loop.conftest import Converged, Fleets
 from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas

@@ -2,10 +2,9 @@
 
 A pass reconciles every ModelDeployment once, in name order, the way the function
 runs in a cluster: it reads the InferenceClusters its ``clusterSelector`` matches and
-every ModelReplica of the fleet, schedules (:func:`modelplane.compose.model_deployment.plan`,
-the function's own decision) and composes its ModelReplicas
-(:func:`~modelplane.compose.model_deployment.manifests.compose_replicas`, the function's
-own manifests). What it composes replaces its replicas in the one shared ledger at
+every ModelReplica of the fleet, schedules (:func:`modelplane.planning.plan`, the
+function's own decision) and composes its ModelReplicas
+(:func:`modelplane.planning.replica_manifests`, the function's own manifests). What it composes replaces its replicas in the one shared ledger at
 once, so the next deployment (and the next pass) observes them. At the end of a pass
 every new replica starts (see :mod:`.world`), so moves that wait for a Ready
 replacement finish a pass later.
@@ -26,24 +25,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.compose import _kit as kit
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import rolling
-from modelplane.compose.model_deployment.fleet import (
-    as_struct,
-    read_cache,
-    read_fleet,
-    read_replica,
-)
-from modelplane.compose.model_deployment.manifests import compose_replicas
+from modelplane import planning
 from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
 from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
+from modelplane.planning import as_struct, read_cache, read_fleet, read_replica, rolling
 from modelplane.simulate import results as rs
 from modelplane.simulate import scenario as sc
 from modelplane.simulate.world import DELETED, Key, Removal, Replica, World
@@ -126,7 +116,7 @@ class _Settling:
 
     changes: list[rs.Change] = field(default_factory=list)
     moving: set[str] = field(default_factory=set)
-    planned: dict[Key, md.Planned] = field(default_factory=dict)
+    planned: dict[Key, planning.Planned] = field(default_factory=dict)
     rollout: list[rs.RolloutPass] = field(default_factory=list)
     rolling: set[Key] = field(default_factory=set)
 
@@ -195,26 +185,24 @@ def _reconcile(
         if _matches(doc, selector)  # Crossplane answers the requirement by these labels
     ]
     replicas = snapshot if snapshot is not None else world.observed_replicas()
-    cache_name = md.cache_name(model)
+    cache_name = planning.cache_name(model)
     found = world.caches.get((key[0], cache_name)) if cache_name else None
     cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
     strategy = rolling.read_strategy(xr)
     current = rolling.template_hash(xr)
     ready = {r.name for r in world.owned(key) if world.replica_ready(r)}
     surge = rolling.surge_for(deployment, strategy, current, ready)
-    planned = md.plan(deployment, cache, clusters, replicas, surge)
+    planned = planning.plan(deployment, cache, clusters, replicas, surge)
     settling.planned[key] = planned
     rolled = rolling.roll(
         xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
     )
-    rsp = fnv1.RunFunctionResponse()
-    composed = compose_replicas(rsp, xr, deployment, rolled.placement, planned.state, rolled.labels)
-    # In the order composed (cluster, index): a protobuf map's order is no order.
-    by_name = {
-        str(m["metadata"]["name"]): m
-        for m in (kit.struct_to_dict(r.resource) for r in rsp.desired.resources.values())
-    }
-    desired = [by_name[c.name] for c in composed]
+    desired = [
+        m.manifest
+        for m in planning.replica_manifests(
+            xr, deployment, rolled.placement, planned.state, rolled.labels
+        )
+    ]
     changed = _replace_owned(world, key, desired, planned, pass_, settling)
     _record_rollout(world, key, rolled, current, pass_, settling)
     return changed
@@ -255,7 +243,7 @@ def _replace_owned(
     world: World,
     key: Key,
     desired: list[dict[str, object]],
-    planned: md.Planned,
+    planned: planning.Planned,
     pass_: int,
     settling: _Settling,
 ) -> bool:
@@ -315,7 +303,7 @@ def _stamp(manifest: dict[str, Any], world: World, old: Replica | None) -> None:
         meta["creationTimestamp"] = old.manifest["metadata"]["creationTimestamp"]
 
 
-def _record(world: World, key: Key, planned: md.Planned) -> rs.DeploymentRecord:
+def _record(world: World, key: Key, planned: planning.Planned) -> rs.DeploymentRecord:
     moving = {m.name: explain.drop_reason(m.reason) for m in planned.placement.moving}
     replicas = []
     for replica in world.owned(key):
@@ -342,7 +330,7 @@ def _record(world: World, key: Key, planned: md.Planned) -> rs.DeploymentRecord:
     )
 
 
-def _passed_over(planned: md.Planned) -> tuple[rs.PassedOver, ...]:
+def _passed_over(planned: planning.Planned) -> tuple[rs.PassedOver, ...]:
     return tuple(
         rs.PassedOver(p.cluster, tuple(explain.cluster_reason(r) for r in p.reasons))
         for p in planned.placement.passed_over
@@ -350,14 +338,14 @@ def _passed_over(planned: md.Planned) -> tuple[rs.PassedOver, ...]:
     )
 
 
-def _shortfalls(planned: dict[Key, md.Planned]) -> list[rs.Shortfall]:
+def _shortfalls(planned: dict[Key, planning.Planned]) -> list[rs.Shortfall]:
     found = []
     for key in sorted(planned):
         wanted = max(planned[key].deployment.replicas, 0)
         placed = len(planned[key].placement.replicas)
         if placed >= wanted:
             continue
-        _, reason, message = planned[key].scheduled
+        reason, message = planned[key].scheduled.reason, planned[key].scheduled.message
         found.append(
             rs.Shortfall(_ref(key), wanted, placed, reason, message, _passed_over(planned[key]))
         )

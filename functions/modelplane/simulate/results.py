@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.domain.conditions import Condition
+
 DECLARED = "declared"
 NODES = "nodes"
 DEVICES = "devices"
@@ -64,7 +66,7 @@ class DeploymentRecord:
     deployment: str
     wanted: int
     replicas: tuple[ReplicaRecord, ...]
-    scheduled: tuple[bool, str, str]
+    scheduled: Condition
     passed_over: tuple[PassedOver, ...] = ()
 
     @property
@@ -306,13 +308,17 @@ def _pool_data(pool: PoolUse) -> dict[str, Any]:
 
 
 def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
-    status, reason, message = record.scheduled
+    scheduled = record.scheduled
     return {
         "deployment": record.deployment,
         "wanted": record.wanted,
         "placed": record.placed,
         "ready": record.ready,
-        "scheduled": {"status": status, "reason": reason, "message": message},
+        "scheduled": {
+            "status": scheduled.status,
+            "reason": scheduled.reason,
+            "message": scheduled.message,
+        },
         "replicas": [
             {
                 "name": r.name,

@@ -63,7 +63,7 @@ def _deployments(modes: Sequence[str], step: rs.StepResult) -> list[str]:
         row = [record.deployment, str(record.wanted)]
         for mode in modes:
             other = step.modes[mode].deployments[i]
-            row += [str(other.placed), str(other.ready), other.scheduled[1], _where(other)]
+            row += [str(other.placed), str(other.ready), other.scheduled.reason, _where(other)]
         rows.append(row)
     if not rows:
         return ["(no ModelDeployments)"]

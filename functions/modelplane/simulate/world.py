@@ -31,21 +31,14 @@ from typing import Any
 import pydantic
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.compose import _kit as kit
-from modelplane.compose import model_deployment as md
-from modelplane.compose.model_deployment import rolling
-from modelplane.compose.model_deployment.fleet import (
-    CLUSTER_LABEL,
-    DEPLOYMENT_LABEL,
-    as_struct,
-    read_cluster,
-    read_replica,
-)
+from modelplane import kit, planning
 from modelplane.domain import cluster as cluster_domain
 from modelplane.domain import naming
+from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
+from modelplane.planning import as_struct, read_cluster, read_replica, rolling
 from modelplane.simulate import edits, nodes
 from modelplane.simulate import scenario as sc
 
@@ -158,7 +151,7 @@ class World:
         found = self._readings.get(key)
         if found is None or found[0] is not doc:
             model = ModelDeployment.model_validate(doc)
-            found = (doc, model, md.read_deployment(model, doc))
+            found = (doc, model, planning.read_deployment(model, doc))
             self._readings[key] = found
         return found[1], found[2]
 

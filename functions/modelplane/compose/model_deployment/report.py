@@ -12,33 +12,28 @@ admit it, ``Unschedulable``: because its pods stayed unschedulable; True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
-from modelplane.compose.model_deployment.fleet import CacheState
-from modelplane.compose.model_deployment.manifests import ComposedReplica
-from modelplane.domain import workload
+from modelplane import kit
+from modelplane.domain import rollout, workload
+from modelplane.domain.cache import CacheStatus
+from modelplane.domain.conditions import Condition
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
-from modelplane.domain.scheduling.placement import (
-    CacheUnresolved,
-    CostlySelector,
-    InvalidSelector,
-    NotAdmitted,
-    NotNeeded,
-    PassedOver,
-    Placement,
-    ScaledDown,
-    Unschedulable,
+from modelplane.domain.scheduling.placement import Placement, ScaledDown
+from modelplane.planning import (
+    CacheState,
+    ComposedReplica,
+    replicas_word,
+    rolling,
+    scheduled_condition,
 )
-from modelplane.domain.text import cut
 
-# Long enough to name a dozen clusters, short enough for `kubectl describe`.
-MESSAGE_LIMIT = 1024
-
-Condition = tuple[bool, str, str]
+READY = "ReplicasReady"
+CACHE = "ModelCacheResolved"
 
 
 def report(
@@ -57,9 +52,14 @@ def report(
     wanted = max(deployment.replicas, 0)
     kit.set_status(rsp, {"replicas": {"total": total, "ready": ready}})
     scheduled = scheduled_condition(deployment, placement, cache)
-    kit.set_condition(rsp, "ReplicasScheduled", *scheduled)
-    kit.set_condition(rsp, "ReplicasReady", *ready_condition(wanted, total, ready, unreachable))
-    kit.set_condition(rsp, "ModelCacheResolved", *cache_condition(cache))
+    for condition in (
+        scheduled,
+        ready_condition(wanted, total, ready, unreachable),
+        cache_condition(cache),
+    ):
+        kit.set_condition(
+            rsp, condition.type, condition.status, condition.reason, condition.message
+        )
     kit.set_ready(rsp, total == wanted and ready == wanted)
     for message in warnings(deployment, placement, cache, scheduled):
         kit.warn(rsp, message)
@@ -68,100 +68,45 @@ def report(
             kit.inform(rsp, f"replica {dropped.name} on {dropped.cluster} removed: scaled down")
 
 
-def scheduled_condition(
-    deployment: Deployment, placement: Placement, cache: CacheState
-) -> Condition:
-    """Return ``ReplicasScheduled`` as (status, reason, message)."""
-    wanted, placed = max(deployment.replicas, 0), len(placement.replicas)
-    keeping = f"keeping {placed} placed {_replicas(placed)}, placing none"
-    hold = placement.hold
-    if isinstance(hold, CostlySelector):
-        return False, "SelectorCostExceeded", cap(f"{explain.hold(hold)}; {keeping}")
-    if isinstance(hold, InvalidSelector):
-        return False, "InvalidNodeSelector", cap(f"{explain.hold(hold)}; {keeping}")
-    if isinstance(hold, CacheUnresolved) and placed < wanted:
-        what = "not found" if cache.status == "missing" else "not read yet"
-        return False, "Scheduling", f"waiting for ModelCache {hold.cache} ({what}); {keeping}"
-    moving = _moving_text(placement)
-    if placed >= wanted and not moving:
-        done = f"{placed} of {wanted} {_replicas(wanted)} placed"
-        if placement.overcommitted:
-            return True, "OverCommitted", cap(f"{done}; {_kept_text(placement)}")
-        return True, "ReplicasCreated", done
-    head = f"placed {placed} of {wanted} {_replicas(wanted)}"
-    if placed >= wanted:
-        return False, _moving_reason(placement), cap(f"{head}; {moving}")
-    tail = f"; {moving}" if moving else ""
-    if placement.overcommitted:
-        tail += f"; {_kept_text(placement)}"
-    if placement.selected == 0:
-        text = f"{head}: no InferenceCluster {_selector_text(deployment)}{tail}"
-        return False, "NoClusters", cap(text)
-    head += tail
-    why = explain.summary(_passed_over(placement), MESSAGE_LIMIT - len(head) - 2)
-    return False, "InsufficientCapacity", cap(f"{head}; {why}")
-
-
-def _moving_reason(placement: Placement) -> str:
-    """``OverCommitted`` or ``Unschedulable`` when that is why a replica moves, else
-    ``Scheduling`` (an edit moves it)."""
-    reasons = {type(m.reason) for m in placement.moving}
-    if NotAdmitted in reasons:
-        return "OverCommitted"
-    if Unschedulable in reasons:
-        return "Unschedulable"
-    return "Scheduling"
-
-
-def _kept_text(placement: Placement) -> str:
-    """Say which Ready replicas stay on a pool that does not admit them, and why."""
-    kept = [
-        f"{k.name} (engine {k.engine}: {explain.overcommit(k.over)})"
-        for k in placement.overcommitted
-    ]
-    return f"keeping Ready {kit.listed(kept, sep=', ')}: a Ready replica is never moved for this"
-
-
-def _moving_text(placement: Placement) -> str:
-    """Say which replicas keep running until their replacements are Ready, and why."""
-    if not placement.moving:
-        return ""
-    moves = [f"{m.name} on {m.cluster} ({explain.drop_reason(m.reason)})" for m in placement.moving]
-    return f"keeping {kit.listed(moves, sep=', ')} running until replacements are Ready"
-
-
 def ready_condition(
     wanted: int, total: int, ready: int, unreachable: Sequence[str] = ()
 ) -> Condition:
-    """Return ``ReplicasReady`` as (status, reason, message).
+    """Return ``ReplicasReady``.
 
     ``unreachable`` says which replicas are not Ready because their cluster is out of
     reach (kept there all the same: the docs' retain rule), so the outage shows here.
     """
     if total == 0 and wanted > 0:
-        return False, "NoReplicasScheduled", f"0 of {wanted} {_replicas(wanted)} placed"
-    if ready >= wanted and total == wanted:
-        return True, "AllReplicasReady", f"{ready} of {wanted} {_replicas(wanted)} ready"
-    counted = f"{ready} of {wanted} {_replicas(wanted)} ready"
-    if unreachable:
-        return (
-            False,
-            workload.UNREACHABLE,
-            f"{counted}; cluster out of reach: {kit.listed(list(unreachable), sep=', ')}",
+        return Condition(
+            READY, False, "NoReplicasScheduled", f"0 of {wanted} {replicas_word(wanted)} placed"
         )
-    return False, "ModelStarting", counted
+    if ready >= wanted and total == wanted:
+        return Condition(
+            READY, True, "AllReplicasReady", f"{ready} of {wanted} {replicas_word(wanted)} ready"
+        )
+    counted = f"{ready} of {wanted} {replicas_word(wanted)} ready"
+    if unreachable:
+        reached = kit.listed(list(unreachable), sep=", ")
+        return Condition(
+            READY, False, workload.UNREACHABLE, f"{counted}; cluster out of reach: {reached}"
+        )
+    return Condition(READY, False, "ModelStarting", counted)
 
 
 def cache_condition(cache: CacheState) -> Condition:
-    """Return ``ModelCacheResolved`` as (status, reason, message)."""
+    """Return ``ModelCacheResolved``."""
     match cache.status:
-        case "none":
-            return True, "NoModelCache", "no modelCacheRef"
-        case "unknown":
-            return False, "ModelCacheUnresolved", f"ModelCache {cache.name} not read yet"
-        case "missing":
-            return False, "ModelCacheNotFound", f"ModelCache {cache.name} not found"
-    return True, "ModelCacheResolved", f"ModelCache {cache.name} found"
+        case CacheStatus.NONE:
+            return Condition(CACHE, True, "NoModelCache", "no modelCacheRef")
+        case CacheStatus.UNKNOWN:
+            return Condition(
+                CACHE, False, "ModelCacheUnresolved", f"ModelCache {cache.name} not read yet"
+            )
+        case CacheStatus.MISSING:
+            return Condition(
+                CACHE, False, "ModelCacheNotFound", f"ModelCache {cache.name} not found"
+            )
+    return Condition(CACHE, True, "ModelCacheResolved", f"ModelCache {cache.name} found")
 
 
 def warnings(
@@ -169,12 +114,15 @@ def warnings(
 ) -> list[str]:
     """Warning events: a shortfall or hold, a missing cache, a gang without a cache, moves."""
     events = []
-    ok, reason, message = scheduled
-    if not ok and reason not in ("Scheduling", "OverCommitted", "Unschedulable"):
-        events.append(message)
-    if cache.status == "missing":
+    if not scheduled.status and scheduled.reason not in (
+        "Scheduling",
+        "OverCommitted",
+        "Unschedulable",
+    ):
+        events.append(scheduled.message)
+    if cache.status is CacheStatus.MISSING:
         events.append(f"ModelCache {cache.name} not found: placing no new replicas")
-    if cache.status == "none":
+    if cache.status is CacheStatus.NONE:
         events.extend(
             f"engine {e.name} spans {1 + sum(m.pods for m in e.members if m.role == 'Worker')} "
             "nodes without a ModelCache: every pod downloads the weights itself; "
@@ -200,23 +148,26 @@ def warnings(
     return events
 
 
-def cap(text: str) -> str:
-    """Shorten a message to :data:`MESSAGE_LIMIT` characters."""
-    return cut(text, MESSAGE_LIMIT)
+def rollout_status(xr: Mapping[str, Any], rolled: rolling.Rolled) -> dict[str, Any]:
+    """The rollout's status fields: ``observedGeneration`` and the updated counts."""
+    generation = (xr.get("metadata") or {}).get("generation")
+    out: dict[str, Any] = {}
+    if isinstance(generation, int | float):
+        out["observedGeneration"] = int(generation)
+    return out
 
 
-def _passed_over(placement: Placement) -> list[PassedOver]:
-    return [
-        p for p in placement.passed_over if not any(isinstance(r, NotNeeded) for r in p.reasons)
-    ]
-
-
-def _selector_text(deployment: Deployment) -> str:
-    if not deployment.cluster_selector:
-        return "exists"
-    wanted = ",".join(f"{k}={v}" for k, v in deployment.cluster_selector)
-    return f"matches clusterSelector {wanted}"
-
-
-def _replicas(n: int) -> str:
-    return "replica" if n == 1 else "replicas"
+def report_rollout(
+    rsp: fnv1.RunFunctionResponse, xr: Mapping[str, Any], rolled: rolling.Rolled, wanted: int
+) -> None:
+    """Write the rollout's status, its ``Progressing`` condition and its events."""
+    kit.set_status(rsp, rollout_status(xr, rolled))
+    fields = rsp.desired.composite.resource.fields["status"].struct_value.fields
+    replicas = fields["replicas"].struct_value
+    replicas.update({"updated": rolled.updated, "updatedReady": rolled.updated_ready})
+    progress = rolled.progress
+    kit.set_condition(rsp, rolling.CONDITION, progress.status, progress.reason, progress.message)
+    if progress.reason == rollout.DEADLINE_EXCEEDED:
+        kit.warn(rsp, f"rollout of {wanted} {replicas_word(wanted)} stopped: {progress.message}")
+    for event in rolled.events:
+        kit.inform(rsp, event)

@@ -14,7 +14,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.compose import _kit as kit
+from modelplane import kit
 from modelplane.domain.api import INDEX_LABEL
 from modelplane.domain.text import cut
 

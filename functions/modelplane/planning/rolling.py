@@ -1,4 +1,4 @@
-"""The ModelDeployment adapter's side of a rolling update (:mod:`modelplane.domain.rollout`).
+"""A ModelDeployment's rolling update, as planned (:mod:`modelplane.domain.rollout`).
 
 Each ModelReplica carries the hash of the template it was composed from
 (:data:`HASH_LABEL`, as a Deployment's pods carry ``pod-template-hash``). A replica
@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.compose import _kit as kit
-from modelplane.compose.model_deployment.fleet import FleetState
-from modelplane.compose.model_deployment.manifests import replica_spec
+from modelplane import kit
 from modelplane.domain import naming, rollout
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import PlacedReplica, Placement
+from modelplane.planning.fleet import FleetState
+from modelplane.planning.manifests import replica_spec
+from modelplane.planning.scheduled import replicas_word
 
 HASH_LABEL = "modelplane.ai/template-hash"
 CONDITION = "Progressing"
@@ -205,7 +205,7 @@ def roll(
     state_text = _state_text(deployment.replicas, len(updated), updated_ready, len(kept), bounds)
     if short:
         state_text += (
-            f"; no room for {short} surge {_replicas(short)}, updating within maxUnavailable"
+            f"; no room for {short} surge {replicas_word(short)}, updating within maxUnavailable"
         )
     if decided.blocked:
         state_text += f"; {len(decided.hold)} old held: {decided.blocked}"
@@ -295,41 +295,12 @@ def previous_condition(xr: Mapping[str, Any]) -> tuple[str, str, float] | None:
     return None
 
 
-def status(xr: Mapping[str, Any], rolled: Rolled) -> dict[str, Any]:
-    """The rollout's status fields: ``observedGeneration`` and the updated counts."""
-    generation = (xr.get("metadata") or {}).get("generation")
-    out: dict[str, Any] = {}
-    if isinstance(generation, int | float):
-        out["observedGeneration"] = int(generation)
-    return out
-
-
-def report(
-    rsp: fnv1.RunFunctionResponse, xr: Mapping[str, Any], rolled: Rolled, wanted: int
-) -> None:
-    """Write the rollout's status, its ``Progressing`` condition and its events."""
-    kit.set_status(rsp, status(xr, rolled))
-    fields = rsp.desired.composite.resource.fields["status"].struct_value.fields
-    replicas = fields["replicas"].struct_value
-    replicas.update({"updated": rolled.updated, "updatedReady": rolled.updated_ready})
-    progress = rolled.progress
-    kit.set_condition(rsp, CONDITION, progress.status, progress.reason, progress.message)
-    if progress.reason == rollout.DEADLINE_EXCEEDED:
-        kit.warn(rsp, f"rollout of {wanted} {_replicas(wanted)} stopped: {progress.message}")
-    for event in rolled.events:
-        kit.inform(rsp, event)
-
-
 def _state_text(wanted: int, updated: int, ready: int, total: int, bounds: rollout.Bounds) -> str:
     return (
-        f"{updated} of {wanted} {_replicas(wanted)} updated, {ready} of them Ready, "
+        f"{updated} of {wanted} {replicas_word(wanted)} updated, {ready} of them Ready, "
         f"{total} running (maxSurge {bounds.surge}, maxUnavailable {bounds.unavailable})"
     )
 
 
 def _key_text(key: Key) -> str:
     return f"{key[0]}/{key[1]:06d}"
-
-
-def _replicas(n: int) -> str:
-    return "replica" if n == 1 else "replicas"

@@ -31,8 +31,12 @@ from google.protobuf import (
     struct_pb2,
 )
 
+# A ModelDeployment's requirement names: the keys Crossplane answers under.
+CLUSTERS = "inferenceclusters"
+REPLICAS = "modelreplicas"
+CACHE = "modelcache"
 # The requirements whose items stay encoded: the fleet a ModelDeployment reads.
-FLEET = ("inferenceclusters", "modelreplicas")
+FLEET = (CLUSTERS, REPLICAS)
 KIND = "ModelDeployment"
 ENCODED = "modelplane.ai/encoded-resource"
 _PACKAGE = "modelplane.wire"
@@ -161,3 +165,8 @@ class EncodedItems(Sequence[bytes | struct_pb2.Struct]):
 def encoded_items(found: fnv1.Resources) -> EncodedItems:
     """A requirement's items: each one's encoding when held encoded, else its Struct."""
     return EncodedItems(found)
+
+
+def deterministic_bytes(rsp: fnv1.RunFunctionResponse) -> bytes:
+    """A response's bytes, the same in every process (map entries in key order)."""
+    return bytes(rsp.SerializeToString(deterministic=True))

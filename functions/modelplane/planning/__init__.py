@@ -1,0 +1,98 @@
+"""Planning: a ModelDeployment's fleet read and scheduled, the one public door.
+
+The ModelDeployment adapter, ``modelplane plan``, ``modelplane simulate`` and the
+benchmarks all import from here, never from the modules below:
+
+- the fleet reader (:mod:`.fleet`, with :mod:`.clusters`, :mod:`.replicas`,
+  :mod:`.cache` on :mod:`.fields` and the lazy schemas of :mod:`.lazy`): the
+  InferenceClusters, ModelReplicas and ModelCache as the scheduler sees them;
+- the wire decoding (:mod:`.wire`): a request whose fleet stays encoded until read;
+- what is remembered across calls (:mod:`.memo`): one owner, :data:`MEMO`, one reset,
+  :func:`forget`;
+- :func:`plan`: read and schedule, with the ``ReplicasScheduled`` verdict
+  (:mod:`.scheduled`);
+- the rolling update (:mod:`.rolling`) and the ModelReplicas a placement asks for,
+  pure (:func:`replica_manifests`).
+"""
+
+from modelplane.planning import rolling
+from modelplane.planning.cache import CacheState, read_cache
+from modelplane.planning.clusters import read_cluster
+from modelplane.planning.fields import (
+    Item,
+    Skipped,
+    UnreadableError,
+    as_item,
+    as_struct,
+    decoded,
+    is_ready,
+    object_key,
+)
+from modelplane.planning.fleet import WARNING_NAMES, FleetState, read_fleet, warnings
+from modelplane.planning.manifests import (
+    API_VERSION,
+    ComposedReplica,
+    ReplicaManifest,
+    managed_labels,
+    replica_manifests,
+    replica_spec,
+    with_labels,
+)
+from modelplane.planning.memo import MEMO, Memos
+from modelplane.planning.plan import Planned, cache_name, forget, plan, read_deployment
+from modelplane.planning.replicas import read_replica
+from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
+from modelplane.planning.wire import (
+    CACHE,
+    CLUSTERS,
+    REPLICAS,
+    EncodedItems,
+    decode_request,
+    deterministic_bytes,
+    encoded_items,
+)
+
+__all__ = [
+    "API_VERSION",
+    "CACHE",
+    "CLUSTERS",
+    "MEMO",
+    "MESSAGE_LIMIT",
+    "REPLICAS",
+    "WARNING_NAMES",
+    "CacheState",
+    "ComposedReplica",
+    "EncodedItems",
+    "FleetState",
+    "Item",
+    "Memos",
+    "Planned",
+    "ReplicaManifest",
+    "Skipped",
+    "UnreadableError",
+    "as_item",
+    "as_struct",
+    "cache_name",
+    "cap",
+    "decode_request",
+    "decoded",
+    "deterministic_bytes",
+    "encoded_items",
+    "forget",
+    "is_ready",
+    "managed_labels",
+    "object_key",
+    "plan",
+    "read_cache",
+    "read_cluster",
+    "read_deployment",
+    "read_fleet",
+    "read_replica",
+    "replica_manifests",
+    "replica_spec",
+    "replicas_word",
+    "rolling",
+    "scheduled_condition",
+    "warnings",
+    "with_labels",
+]

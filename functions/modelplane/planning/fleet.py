@@ -1,0 +1,182 @@
+"""Read the fleet (InferenceClusters, ModelReplicas, the ModelCache) into scheduler values.
+
+A ModelDeployment's request carries every ModelReplica of the fleet: 10,000 of them on
+a large fleet, read on every call, encoded anew by Crossplane each time (Go's protobuf
+writes map entries in a different order on every call, so the same object never comes
+as the same bytes twice). So:
+
+- each object is read once, and remembered (:data:`.memo.MEMO`) by its uid and
+  resourceVersion, read from its ``metadata`` alone (:data:`lazy.Head`); by a digest of
+  its content only when it has neither (:func:`.fields.object_key`);
+- an object not seen before is decoded in one call as deep as it is read (a replica by
+  :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
+  never decoded, and read by a short path with few Python-level steps that declines
+  anything not as the API server writes it (``_plain_*`` in :mod:`.clusters` and
+  :mod:`.replicas`), which the careful reader then reads and names (the two must agree:
+  :mod:`.agreement`);
+- what many objects share is read once per content, keyed by a deterministic encoding
+  of what the reader reads of it: a replica's engines (every replica of a deployment on
+  one pool has the same), a pool's devices (which the scheduler then fits once).
+
+Decoded Structs and plain dicts (``modelplane plan`` reads YAML, through
+:func:`.fields.as_struct`) are encoded first, so there is one reader for all of them.
+
+A missing or null field reads as absent. A field of the wrong type (a string where a
+list belongs, a label that is no string, a count that is no whole number, a capacity
+that is no quantity) makes the object unreadable (:class:`UnreadableError` names the field),
+and one unreadable object never breaks a deployment:
+
+- a ModelReplica of another deployment is skipped: its pools are not charged;
+- a ModelReplica of this deployment is kept without its engines, which are scheduled
+  again (on its cluster, where they fit);
+- an InferenceCluster keeps what runs on it and gets nothing new (as if its pools were
+  not published yet), with what of it reads: its name, string labels, gateway;
+- the ModelCache reads as unresolved: nothing new is placed, nothing placed moves.
+
+Each is named in :attr:`FleetState.skipped` or :attr:`.cache.CacheState.problem`, which
+:func:`warnings` turns into the Warning the function reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from google.protobuf import struct_pb2 as structpb
+
+from modelplane.domain import naming
+from modelplane.domain.scheduling.fleet import (
+    Deployment,
+    ExistingReplica,
+    Fleet,
+    FleetCluster,
+)
+from modelplane.planning.cache import CacheState
+from modelplane.planning.clusters import _cluster_or_skipped
+from modelplane.planning.fields import (
+    Item,
+    Skipped,
+    decoded,
+    is_ready,
+    object_key,
+)
+from modelplane.planning.memo import MEMO, Memo
+from modelplane.planning.replicas import _replica_or_skipped
+
+# How many unreadable objects a Warning names before it counts the rest.
+WARNING_NAMES = 3
+
+
+# Fleet objects are keyed by identity (object_key): one seen before costs the decode of
+# its metadata alone (lazy.Head), however Go's protobuf ordered its maps this time.
+_clusters: Memo[tuple[FleetCluster | None, Skipped | None]] = MEMO.add(
+    "clusters", _cluster_or_skipped, object_key
+)
+_replicas: Memo[ExistingReplica | Skipped | None] = MEMO.add(
+    "replicas", _replica_or_skipped, object_key
+)
+
+
+@dataclass
+class FleetState:
+    """The fleet as read: the scheduler's view plus facts about the deployment's replicas.
+
+    Attributes:
+        fleet: Every cluster and replica, as the scheduler sees them.
+        clusters: The clusters by name.
+        own: The deployment's existing ModelReplicas by (cluster, index), as read.
+        ready: Names of the deployment's replicas that report Ready.
+        skipped: Each object that could not be read (wholly or in part), and how it
+            was read instead; for :func:`warnings`.
+    """
+
+    fleet: Fleet
+    clusters: dict[str, FleetCluster]
+    own: dict[tuple[str, int], structpb.Struct] = field(default_factory=dict)
+    ready: set[str] = field(default_factory=set)
+    skipped: list[str] = field(default_factory=list)
+
+
+def read_fleet(
+    clusters: Iterable[Item],
+    replicas: Iterable[Item],
+    deployment: Deployment | None = None,
+) -> FleetState:
+    """Read the fleet's InferenceClusters and ModelReplicas.
+
+    A replica of ``deployment`` without a readable index still charges its pools, but
+    the deployment does not claim it. What cannot be read is handled as the module says
+    and listed in :attr:`FleetState.skipped`; nothing here raises.
+    """
+    clusters = clusters if isinstance(clusters, Sequence) else list(clusters)
+    replicas = replicas if isinstance(replicas, Sequence) else list(replicas)
+    _clusters.expect(len(clusters))
+    _replicas.expect(len(replicas))
+    by_name: dict[str, FleetCluster] = {}
+    skipped: list[str] = []
+    complete = True
+    for obj in clusters:
+        cluster, problem = _clusters(obj)
+        complete &= cluster is not None  # a cluster read without a name may still exist
+        if problem is not None:
+            kept = "it keeps what runs on it and gets nothing new" if cluster else "skipped"
+            skipped.append(f"{problem.what}: {problem.problem} ({kept})")
+        if cluster is not None:
+            by_name.setdefault(cluster.name, cluster)
+    existing: list[ExistingReplica] = []
+    state = FleetState(Fleet(), by_name, skipped=skipped)
+    for obj in replicas:
+        read = _replicas(obj)
+        if isinstance(read, Skipped):
+            replica = read.replica
+            if deployment is None or replica is None or not replica.cluster:
+                skipped.append(f"{read.what}: {read.problem} (skipped)")
+                continue
+            if not _is_own(replica, deployment):
+                skipped.append(f"{read.what}: {read.problem} (skipped; its pools are not charged)")
+                continue
+            skipped.append(f"{read.what}: {read.problem} (its engines are scheduled again)")
+            read = replica
+        if read is None:
+            continue
+        replica = read
+        if deployment is not None and _is_own(replica, deployment):
+            if replica.index < 0:
+                replica = replace(replica, namespace="", deployment="", index=0)
+            else:
+                own = decoded(obj)  # the deployment's own few, composed from as they are
+                state.own.setdefault((replica.cluster, replica.index), own)
+                if is_ready(own.fields):
+                    state.ready.add(replica.name)
+        existing.append(replica)
+    state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
+    return state
+
+
+def _is_own(replica: ExistingReplica, deployment: Deployment) -> bool:
+    """A replica is the deployment's when it is in its namespace and carries its label.
+
+    The label holds the deployment's name as a label value (:func:`naming.label_value`),
+    which is the name itself up to 63 characters.
+    """
+    return replica.namespace == deployment.namespace and replica.deployment == naming.label_value(
+        deployment.name
+    )
+
+
+# --- the Warning ----------------------------------------------------------------------------
+
+
+def warnings(state: FleetState, cache: CacheState | None = None) -> list[str]:
+    """The Warning to report for what could not be read: one message, or none.
+
+    It names the first :data:`WARNING_NAMES` objects, each with its bad field, and
+    counts the rest, so a fleet of bad objects does not flood the composite's events.
+    """
+    problems = [*state.skipped, *([cache.problem] if cache is not None and cache.problem else [])]
+    if not problems:
+        return []
+    named = "; ".join(problems[:WARNING_NAMES])
+    more = len(problems) - WARNING_NAMES
+    rest = f"; and {more} more" if more > 0 else ""
+    return [f"cannot read {len(problems)} fleet object(s): {named}{rest}"]

@@ -1,0 +1,108 @@
+"""What the fleet reader and the planner remember across calls: one owner, one reset.
+
+Every call of every ModelDeployment reads the same fleet, and most of it is unchanged
+since the last call, so what an object (or a part many objects share) reads as is
+remembered by its identity, and each deployment's last placement while nothing it
+depends on changes. All of it belongs to :data:`MEMO`, the one process-wide
+:class:`Memos`: each reader registers its memo there (:meth:`Memos.add`), and
+:meth:`Memos.reset` forgets everything at once (tests and benchmarks measure cold
+calls with it; nothing else needs to, as every entry is exact for its key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, cast
+
+from modelplane.domain.scheduling.memo import PlacementMemo
+from modelplane.planning.fields import _MISSING, T, content_key
+
+# The least a memo generation holds (it grows to hold one call's fleet): a 10,000 replica
+# fleet and its clusters, several times over.
+MEMO_LIMIT = 65_536
+
+
+class Memo(Generic[T]):
+    """Remembers what a message reads as, by its identity, across calls.
+
+    Every call of every ModelDeployment reads the same fleet, and most of it is
+    unchanged since the last call. The result is a pure function of the content, which
+    the key names, so a remembered one is exact.
+
+    Memory is bounded by two generations: entries are remembered in the young one; when
+    it is full it becomes the old one (and the old one is dropped), and an old entry used
+    again moves back to the young one. So what a fleet no longer holds (earlier
+    resourceVersions, deleted objects) goes after at most two generations, and what every
+    call reads stays. A generation holds at least :data:`MEMO_LIMIT` entries and at least
+    one call's worth (:meth:`expect`), so a fleet of any size is read once, not every call.
+    """
+
+    def __init__(self, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key) -> None:
+        self._read = read
+        self._key = key
+        self.limit = MEMO_LIMIT
+        self._young: dict[Any, T] = {}
+        self._old: dict[Any, T] = {}
+
+    def expect(self, count: int) -> None:
+        """Make room for a call that reads ``count`` messages."""
+        self.limit = max(self.limit, count)
+
+    def __call__(self, message: Any) -> T:
+        key = self._key(message)
+        found = self._young.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._old.pop(key, _MISSING)
+            if found is _MISSING:
+                found = self._read(message)
+            if len(self._young) >= self.limit:
+                self._old, self._young = self._young, {}
+            self._young[key] = cast("T", found)
+        return cast("T", found)
+
+    def __len__(self) -> int:
+        """How many entries are remembered, in both generations."""
+        return len(self._young) + len(self._old)
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks measure cold calls with it)."""
+        self._young.clear()
+        self._old.clear()
+
+
+class Memos:
+    """Every memo of the planning package, by name, and the placements memo.
+
+    Attributes:
+        placements: Each deployment's last placement (:class:`PlacementMemo`).
+    """
+
+    def __init__(self) -> None:
+        """Start with no memos; each reader module adds its own when imported."""
+        self._memos: dict[str, Memo[Any]] = {}
+        self.placements = PlacementMemo()
+
+    def add(
+        self, name: str, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key
+    ) -> Memo[T]:
+        """A new memo of ``read`` keyed by ``key``, owned (and reset) by this object."""
+        if name in self._memos:
+            msg = f"a memo named {name!r} exists already"
+            raise ValueError(msg)
+        memo: Memo[T] = Memo(read, key)
+        self._memos[name] = memo
+        return memo
+
+    def sizes(self) -> dict[str, int]:
+        """How many entries each memo holds, by name (benchmarks report them)."""
+        return {name: len(memo) for name, memo in self._memos.items()}
+
+    def reset(self) -> None:
+        """Forget everything read and placed, so the next call starts afresh."""
+        for memo in self._memos.values():
+            memo.clear()
+        self.placements.clear()
+
+
+MEMO = Memos()
+"""The one owner of everything planning remembers across calls."""
