@@ -94,10 +94,11 @@ test: setup ## Run the test suite.
 	$(PY) -m pytest --ignore=tests/package $(PYTEST_ARGS)  # tests/package: make package-test
 
 .PHONY: lint
-lint: $(INSTALLED) ## ruff (lint and format check) and mypy.
+lint: $(INSTALLED) ## ruff (lint and format check), mypy, and the import contracts (import-linter).
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	PYTHONPATH=functions:. $(VENV)/bin/lint-imports --no-cache  # the import map (pyproject.toml)
 
 .PHONY: fmt
 fmt: $(INSTALLED) ## Apply ruff's formatting and safe fixes.

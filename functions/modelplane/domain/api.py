@@ -24,3 +24,7 @@ CLUSTER_LABEL = "modelplane.ai/cluster"
 INDEX_LABEL = "modelplane.ai/replica-index"
 POOL_LABEL = "modelplane.ai/pool"
 """On every GPU node of a pool, and in every pod's nodeSelector pinning it there."""
+
+TEMPLATE_HASH_LABEL = "modelplane.ai/template-hash"
+"""On a ModelReplica: the hash of the deployment template it runs (a rolling update
+replaces the replicas whose hash is not the current one)."""

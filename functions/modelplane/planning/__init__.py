@@ -39,8 +39,10 @@ from modelplane.planning.manifests import (
     with_labels,
 )
 from modelplane.planning.memo import MEMO, Memos
-from modelplane.planning.plan import Planned, cache_name, forget, plan, read_deployment
+from modelplane.planning.planner import Planned, cache_name, forget, plan, read_deployment
 from modelplane.planning.replicas import read_replica
+from modelplane.planning.rolling import CONDITION as ROLLOUT_CONDITION
+from modelplane.planning.rolling import Rolled, read_strategy, roll, surge_for, template_hash
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
 from modelplane.planning.wire import (
     CACHE,
@@ -59,6 +61,7 @@ __all__ = [
     "MEMO",
     "MESSAGE_LIMIT",
     "REPLICAS",
+    "ROLLOUT_CONDITION",
     "WARNING_NAMES",
     "CacheState",
     "ComposedReplica",
@@ -68,6 +71,7 @@ __all__ = [
     "Memos",
     "Planned",
     "ReplicaManifest",
+    "Rolled",
     "Skipped",
     "UnreadableError",
     "as_item",
@@ -88,11 +92,15 @@ __all__ = [
     "read_deployment",
     "read_fleet",
     "read_replica",
+    "read_strategy",
     "replica_manifests",
     "replica_spec",
     "replicas_word",
+    "roll",
     "rolling",
     "scheduled_condition",
+    "surge_for",
+    "template_hash",
     "warnings",
     "with_labels",
 ]

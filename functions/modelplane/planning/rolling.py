@@ -26,13 +26,14 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit
 from modelplane.domain import naming, rollout
+from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import PlacedReplica, Placement
 from modelplane.planning.fleet import FleetState
 from modelplane.planning.manifests import replica_spec
 from modelplane.planning.scheduled import replicas_word
 
-HASH_LABEL = "modelplane.ai/template-hash"
+HASH_LABEL = TEMPLATE_HASH_LABEL
 CONDITION = "Progressing"
 # Where placement happens, not what runs: not part of the template hash.
 _UNHASHED = ("clusterSelector", "tolerations")

@@ -29,11 +29,22 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import planning
 from modelplane.domain import naming, rollout
+from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
 from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
-from modelplane.planning import as_struct, read_cache, read_fleet, read_replica, rolling
+from modelplane.planning import (
+    Rolled,
+    as_struct,
+    read_cache,
+    read_fleet,
+    read_replica,
+    read_strategy,
+    roll,
+    surge_for,
+    template_hash,
+)
 from modelplane.simulate import results as rs
 from modelplane.simulate import scenario as sc
 from modelplane.simulate.world import DELETED, Key, Removal, Replica, World
@@ -188,15 +199,13 @@ def _reconcile(
     cache_name = planning.cache_name(model)
     found = world.caches.get((key[0], cache_name)) if cache_name else None
     cache = read_cache(cache_name, True, [as_struct(found)] if found is not None else [])
-    strategy = rolling.read_strategy(xr)
-    current = rolling.template_hash(xr)
+    strategy = read_strategy(xr)
+    current = template_hash(xr)
     ready = {r.name for r in world.owned(key) if world.replica_ready(r)}
-    surge = rolling.surge_for(deployment, strategy, current, ready)
+    surge = surge_for(deployment, strategy, current, ready)
     planned = planning.plan(deployment, cache, clusters, replicas, surge)
     settling.planned[key] = planned
-    rolled = rolling.roll(
-        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
-    )
+    rolled = roll(xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge)
     desired = [
         m.manifest
         for m in planning.replica_manifests(
@@ -209,7 +218,7 @@ def _reconcile(
 
 
 def _record_rollout(
-    world: World, key: Key, rolled: rolling.Rolled, current: str, pass_: int, settling: _Settling
+    world: World, key: Key, rolled: Rolled, current: str, pass_: int, settling: _Settling
 ) -> None:
     """Record a rollout's pass: from the first pass with an old replica until it is done."""
     owned = list(world.owned(key))
@@ -235,7 +244,7 @@ def _record_rollout(
 def _template(manifest: Mapping[str, Any]) -> str | None:
     """The template hash a composed replica carries (None: none)."""
     labels = (manifest.get("metadata") or {}).get("labels") or {}
-    value = labels.get(rolling.HASH_LABEL)
+    value = labels.get(TEMPLATE_HASH_LABEL)
     return None if value is None else str(value)
 
 

@@ -38,7 +38,7 @@ from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
-from modelplane.planning import as_struct, read_cluster, read_replica, rolling
+from modelplane.planning import as_struct, read_cluster, read_replica, read_strategy
 from modelplane.simulate import edits, nodes
 from modelplane.simulate import scenario as sc
 
@@ -357,7 +357,7 @@ class World:
         for key in sorted(self.deployments):
             what = f"ModelDeployment {key[0]}/{key[1]}"
             _check(self._at(where, what), what, partial(self.deployment, key))
-            strategy = partial(rolling.read_strategy, self.deployments[key])
+            strategy = partial(read_strategy, self.deployments[key])
             _check(self._at(where, what), what, strategy)
         for key in sorted(self._unchecked & set(self.replicas)):
             manifest = self.replicas[key].manifest

@@ -8,7 +8,7 @@ Each call:
 2. reads the deployment, the fleet and the cache, and schedules
    (:func:`modelplane.planning.plan`: the fleet reader, then
    :func:`modelplane.domain.scheduler.schedule`), then takes this pass of a rolling
-   update (:mod:`modelplane.planning.rolling`);
+   update (:func:`modelplane.planning.roll`);
 3. composes a ModelReplica per placed replica
    (:func:`modelplane.planning.replica_manifests`) and a ModelEndpoint per Ready replica
    on a cluster with a gateway address (:mod:`.endpoints`);
@@ -48,13 +48,17 @@ from modelplane.planning import (
     MESSAGE_LIMIT,
     REPLICAS,
     Item,
+    Rolled,
     cache_name,
     encoded_items,
     plan,
     read_cache,
     read_deployment,
+    read_strategy,
     replica_manifests,
-    rolling,
+    roll,
+    surge_for,
+    template_hash,
     warnings,
 )
 
@@ -98,7 +102,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
         _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
         return kit.Released.NOTHING  # held: everything observed is composed again
     try:
-        strategy = rolling.read_strategy(xr)
+        strategy = read_strategy(xr)
     except rollout.StrategyError as exc:
         _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
         return kit.Released.NOTHING  # held: everything observed is composed again
@@ -108,12 +112,10 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
         return kit.Released.NOTHING  # held: everything observed is composed again
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
     seen = observed_replicas(req)
-    surge = rolling.surge_for(deployment, strategy, rolling.template_hash(xr), seen.ready)
+    surge = surge_for(deployment, strategy, template_hash(xr), seen.ready)
     planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
     ready = seen.ready | planned.state.ready
-    rolled = rolling.roll(
-        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge
-    )
+    rolled = roll(xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge)
     placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
     manifests = replica_manifests(xr, deployment, placement, planned.state, rolled.labels)
     composed = compose_replicas(rsp, manifests)
@@ -133,7 +135,7 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
     return kit.left_out(req, rsp, "replicas and endpoints the placement no longer has")
 
 
-def _moving(rolled: rolling.Rolled, ready: set[str]) -> set[str]:
+def _moving(rolled: Rolled, ready: set[str]) -> set[str]:
     """Replicas that must move keep their Ready as read: the rollout does not judge them."""
     return {m.name for m in rolled.placement.moving} & ready
 

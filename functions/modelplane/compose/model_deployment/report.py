@@ -25,10 +25,11 @@ from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import Placement, ScaledDown
 from modelplane.planning import (
+    ROLLOUT_CONDITION,
     CacheState,
     ComposedReplica,
+    Rolled,
     replicas_word,
-    rolling,
     scheduled_condition,
 )
 
@@ -148,7 +149,7 @@ def warnings(
     return events
 
 
-def rollout_status(xr: Mapping[str, Any], rolled: rolling.Rolled) -> dict[str, Any]:
+def rollout_status(xr: Mapping[str, Any], rolled: Rolled) -> dict[str, Any]:
     """The rollout's status fields: ``observedGeneration`` and the updated counts."""
     generation = (xr.get("metadata") or {}).get("generation")
     out: dict[str, Any] = {}
@@ -158,7 +159,7 @@ def rollout_status(xr: Mapping[str, Any], rolled: rolling.Rolled) -> dict[str, A
 
 
 def report_rollout(
-    rsp: fnv1.RunFunctionResponse, xr: Mapping[str, Any], rolled: rolling.Rolled, wanted: int
+    rsp: fnv1.RunFunctionResponse, xr: Mapping[str, Any], rolled: Rolled, wanted: int
 ) -> None:
     """Write the rollout's status, its ``Progressing`` condition and its events."""
     kit.set_status(rsp, rollout_status(xr, rolled))
@@ -166,7 +167,7 @@ def report_rollout(
     replicas = fields["replicas"].struct_value
     replicas.update({"updated": rolled.updated, "updatedReady": rolled.updated_ready})
     progress = rolled.progress
-    kit.set_condition(rsp, rolling.CONDITION, progress.status, progress.reason, progress.message)
+    kit.set_condition(rsp, ROLLOUT_CONDITION, progress.status, progress.reason, progress.message)
     if progress.reason == rollout.DEADLINE_EXCEEDED:
         kit.warn(rsp, f"rollout of {wanted} {replicas_word(wanted)} stopped: {progress.message}")
     for event in rolled.events:
