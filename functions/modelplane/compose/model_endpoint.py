@@ -74,7 +74,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     for key, manifest in built.items():
         kit.compose(rsp, key, manifest, ready=exists[key])
     _report(rsp, backend, namespace, upstream, ready=all(exists.values()))
-    return kit.Released.NOTHING
+    # The Service and EndpointSlice are the whole answer: anything else is a leftover.
+    return kit.left_out(req, rsp, "not the endpoint's Service or EndpointSlice")
 
 
 def _refuse(

@@ -123,7 +123,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
         kit.set_status(rsp, {"address": address})
     kit.keep_status(req, rsp, "address")  # clients hold it; a gateway flap must not take it
     kit.set_ready(rsp, endpoints_ok and routed)
-    return kit.Released.NOTHING
+    # The route is the whole answer: anything else observed is an old pipeline's leftover.
+    return kit.left_out(req, rsp, "not the service's HTTPRoute")
 
 
 def read_selections(service: ModelService) -> list[Selection]:
