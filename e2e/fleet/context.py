@@ -308,7 +308,8 @@ def placed_but_pending(ctx: Fleet, timeout: float, deployment: str = "qwen-demo"
         time.sleep(3)
 
 
-def no_gpu_pod_pending(ctx: Fleet) -> None:
+def no_gpu_pod_pending(ctx: Fleet, running: str = "") -> None:
+    """Assert no workload cluster has a Pending GPU pod; ``running`` says what runs."""
     stuck = [
         f"{name}: pod {p['metadata']['name']}: {why}"
         for name, kube in ctx.clusters.items()
@@ -316,7 +317,7 @@ def no_gpu_pod_pending(ctx: Fleet) -> None:
         if (why := pending(p))
     ]
     assert not stuck, "GPU pods Pending:\n" + "\n".join(stuck)
-    ctx.step("no workload cluster has a Pending GPU pod")
+    ctx.step("no workload cluster has a Pending GPU pod" + (f" ({running})" if running else ""))
 
 
 def conds_of(obj: Obj) -> str:

@@ -17,7 +17,7 @@ from e2e.fleet.context import (
     check_running,
     fits,
     gpu_pods,
-    pending,
+    no_gpu_pod_pending,
     placed_but_pending,
     platform,
 )
@@ -146,14 +146,7 @@ def capacity(ctx: Fleet) -> None:
     ctx.step(f"ReplicasScheduled: {cond.get('reason')}: {cond.get('message')}")
     assert len(ctx.placed()) == most, f"placed {ctx.placed()}, expected {most}"
     time.sleep(10)
-    stuck = [
-        f"{name}: pod {p['metadata']['name']}: {why}"
-        for name, kube in ctx.clusters.items()
-        for p in gpu_pods(kube)
-        if (why := pending(p))
-    ]
-    assert not stuck, "GPU pods Pending:\n" + "\n".join(stuck)
-    ctx.step(f"no workload cluster has a Pending GPU pod ({most} replicas running)")
+    no_gpu_pod_pending(ctx, f"{most} replicas running")
     ctx.kubectl("scale", "modeldeployment", "qwen-demo", "-n", ML, "--replicas=1")
     ctx.wait_for("one replica left", lambda: len(ctx.placed()) == 1, 180, lambda: str(ctx.placed()))
     ctx.wait_ready(MP, "ModelDeployment", "qwen-demo", ML, timeout=180)

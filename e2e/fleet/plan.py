@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from modelplane.dev.fakes.kubernetes import resource_slices
+from modelplane.domain import api
 
 MP = "modelplane.ai/v1alpha1"
-POOL_LABEL = "modelplane.ai/pool"  # functions/modelplane/domain/api.py POOL_LABEL
+POOL_LABEL = api.POOL_LABEL  # the fleet scenarios read it here
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 SYSTEM_POOL = "system"
@@ -182,20 +184,7 @@ def resource_slice(node_name: str, devices: Sequence[Mapping[str, Any]]) -> list
             if dev.get("capacity"):
                 entry["capacity"] = dict(dev["capacity"])
             by_driver.setdefault(str(dev["driver"]), []).append(entry)
-    return [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceSlice",
-            "metadata": {"name": f"{node_name}-{driver.replace('.', '-')}"},
-            "spec": {
-                "driver": driver,
-                "nodeName": node_name,
-                "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-                "devices": devs,
-            },
-        }
-        for driver, devs in sorted(by_driver.items())
-    ]
+    return resource_slices(node_name, by_driver)
 
 
 def device_classes(cluster: Cluster) -> list[dict[str, Any]]:
