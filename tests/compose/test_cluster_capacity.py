@@ -29,11 +29,26 @@ def node(name: str, pool: str | None = "gpu-l4", **kw: Any) -> dict[str, Any]:
 TRUE = [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]
 
 
-def collection(conds: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def collection(
+    conds: list[dict[str, str]] | None = None, name: str = "eks-us-east-nodes", labelled: bool = True
+) -> dict[str, Any]:
+    """A collection as provider-kubernetes v1.3.1 writes it after a successful list and sync:
+    both conditions and the membership label, in one status update."""
+    status: dict[str, Any] = {"conditions": conds or TRUE}
+    if labelled:
+        status["membershipLabel"] = {"kubernetes.crossplane.io/owned-by-collection": name}
     return {
         "apiVersion": "x",
         "kind": "ObservedObjectCollection",
-        "status": {"conditions": conds or TRUE},
+        "metadata": {"name": name},
+        "status": status,
+    }
+
+
+def observed_collections(**kw: Any) -> dict[str, Any]:
+    return {
+        "observe-nodes": collection(name="eks-us-east-nodes", **kw),
+        "observe-resource-slices": collection(name="eks-us-east-resource-slices", **kw),
     }
 
 
@@ -62,7 +77,7 @@ def run(
         "observe-nodes": nodes,
         "observe-resource-slices": slices,
     }
-    seen = {"observe-nodes": collection(), "observe-resource-slices": collection()}
+    seen = observed_collections()
     if observed is not None:
         seen = observed
     return runtime.run(request(xr, observed=seen, required=required), registry.COMPOSERS)
@@ -115,6 +130,7 @@ def test_observed_pool_publishes_usable_nodes_devices_and_what_is_left_out() -> 
     assert pool["observed"] == {
         "nodes": 1,
         "devices": [{"driver": "gpu.nvidia.com", "count": 1}],
+        "nodeDevices": [{"nodes": 1, "devices": [{"driver": "gpu.nvidia.com", "count": 1}]}],
         "unavailable": [{"name": "n2", "reason": "Cordoned"}],
     }
     assert conditions(rsp)["CapacityObserved"] == (
@@ -125,8 +141,8 @@ def test_observed_pool_publishes_usable_nodes_devices_and_what_is_left_out() -> 
 
 
 def test_pool_label_mismatch_means_no_usable_node() -> None:
-    rsp = run([member(node("n1", pool="other"))], [])
-    assert pools(rsp)[0]["observed"] == {"nodes": 0, "devices": []}
+    rsp = run([member(node("n1", pool="other"))], [member(slice_("n1", 1))])
+    assert pools(rsp)[0]["observed"] == {"nodes": 0, "devices": [], "nodeDevices": []}
 
 
 def test_a_member_whose_node_is_gone_is_left_out() -> None:
@@ -148,11 +164,31 @@ def test_declared_capacity_stands_until_everything_is_observed() -> None:
                 "observe-nodes": collection(
                     [{"type": "Synced", "status": "False", "message": "cannot reach the cluster"}]
                 ),
-                "observe-resource-slices": collection(),
+                "observe-resource-slices": collection(name="eks-us-east-resource-slices"),
             },
             [member(node("n1"))],
             "observing the Nodes failed: cannot reach the cluster",
         ),
+        # Ready stays True when a later list fails (only Synced goes False): Synced counts.
+        "Ready but not Synced": (
+            observed_collections(
+                conds=[
+                    {"type": "Synced", "status": "False", "message": "list nodes: forbidden"},
+                    {"type": "Ready", "status": "True"},
+                ]
+            ),
+            [member(node("n1"))],
+            "observing the Nodes failed: list nodes: forbidden",
+        ),
+        # The provider writes the membership label with its first successful sync.
+        "Ready without a membership label": (
+            observed_collections(labelled=False),
+            [member(node("n1"))],
+            "the Nodes are not observed yet (the collection names no membership label)",
+        ),
+        # No member: the provider may have listed nothing, or the members are not read
+        # yet; either way the pools are not zeroed on it.
+        "no Node member": (None, [], cluster_capacity.EMPTY_NODES),
         "a member not read yet": (
             None,
             [member(node("n1")), member(None)],
@@ -206,4 +242,54 @@ def test_an_unreadable_observed_count_is_named() -> None:
     cluster = inference_cluster("eks-a")
     cluster["status"]["gpuPools"][0]["observed"] = {"nodes": -1}
     with pytest.raises(planning.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodes"):
+        planning.read_cluster(planning.as_struct(cluster))
+
+
+def test_no_resource_slice_observed_leaves_the_devices_unknown_but_counts_the_nodes() -> None:
+    rsp = run([member(node("n1")), member(node("n2", cordoned=True))], [])
+    assert pools(rsp)[0]["observed"] == {
+        "nodes": 1,
+        "unavailable": [{"name": "n2", "reason": "Cordoned"}],
+    }
+    assert conditions(rsp)["CapacityObserved"][0] == "True"
+
+
+def test_a_node_without_a_slice_publishes_no_device_once_slices_are_observed() -> None:
+    rsp = run([member(node("n1")), member(node("n2"))], [member(slice_("n1", 1))])
+    assert pools(rsp)[0]["observed"]["nodeDevices"] == [
+        {"nodes": 1, "devices": []},  # ties by what the nodes publish
+        {"nodes": 1, "devices": [{"driver": "gpu.nvidia.com", "count": 1}]},
+    ]
+
+
+def test_the_scheduler_reads_the_observed_node_devices_and_counts_full_nodes_only() -> None:
+    cluster = inference_cluster("eks-a")
+    pool = cluster["status"]["gpuPools"][0]
+    pool["nodes"] = 3
+    driver = pool["devices"][0]["driver"]
+    declared = pool["devices"][0]["count"]
+    pool["observed"] = {
+        "nodes": 3,
+        "devices": [{"driver": driver, "count": 2 * declared}],
+        "nodeDevices": [
+            {"nodes": 2, "devices": [{"driver": driver, "count": declared}]},
+            {"nodes": 1, "devices": []},
+        ],
+    }
+    seen = planning.read_cluster(planning.as_struct(cluster))
+    assert seen is not None
+    assert seen.pools is not None
+    assert seen.pools[0].observed == ObservedCapacity(3, ((((driver, declared),), 2), ((), 1)))
+    assert seen.pools[0].usable_nodes == 2  # the node that publishes nothing holds no pod
+
+
+def test_an_unreadable_node_devices_entry_is_named() -> None:
+    cluster = inference_cluster("eks-a")
+    cluster["status"]["gpuPools"][0]["observed"] = {
+        "nodes": 1,
+        "nodeDevices": [{"nodes": 1, "devices": [{"driver": "d", "count": "two"}]}],
+    }
+    with pytest.raises(
+        planning.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodeDevices\[0\]\.devices\[0\]\.count"
+    ):
         planning.read_cluster(planning.as_struct(cluster))

@@ -417,3 +417,98 @@ def test_a_pool_that_shrinks_under_its_replicas_moves_the_pending_one() -> None:
         ("c1", True),
         ("c2", False),
     ]
+
+
+# --- observed devices: a node that publishes fewer devices than its class declares -------
+
+
+def _short_pool(
+    capacity: Capacity, per_node: int, published: Sequence[int], declared: int | None = None
+) -> Pool:
+    """A pool whose nodes publish ``published`` GPUs each (its class declares ``per_node``)."""
+    groups: dict[int, int] = {}
+    for count in published:
+        groups[count] = groups.get(count, 0) + 1
+    layout = tuple(
+        (((NVIDIA, count),) if count else (), nodes) for count, nodes in sorted(groups.items())
+    )
+    seen = ObservedCapacity(len(published), layout)
+    found = _pool(len(published) if declared is None else declared, per_node, capacity)
+    return dataclasses.replace(found, observed=seen)
+
+
+def test_a_nodes_pool_counts_only_nodes_that_publish_every_declared_device() -> None:
+    assert _short_pool("Nodes", 4, [4, 4, 2]).usable_nodes == 2
+    assert _short_pool("Nodes", 4, [4, 0]).usable_nodes == 1
+    assert _short_pool("Nodes", 4, [8, 4]).usable_nodes == 2  # more than declared: enough
+    # Unknown devices (no nodeDevices): the declared devices stand.
+    unknown = dataclasses.replace(_pool(3, 4), observed=ObservedCapacity(3))
+    assert unknown.usable_nodes == 3
+
+
+def test_a_devices_pool_holds_what_each_node_publishes() -> None:
+    # Two nodes declared with 4 GPUs; the driver publishes 2 on one of them. Pods of 2
+    # GPUs: the declared layout holds 4, the published one 3; a fourth is refused and the
+    # message counts the 6 GPUs there are, not the 8 declared.
+    shared = fleet(
+        cluster("c1", _short_pool("Devices", 4, [4, 2])),
+        replicas=[_dev(f"r{i}", "c1", 2, T1, ready=True) for i in range(3)],
+    )
+    placement = run(_gpus(2, name="late"), shared)
+    assert placement.replicas == ()
+    assert placement.short == 1
+    assert run(_gpus(2, name="late"), fleet(cluster("c1", _pool(2, 4, "Devices")))).short == 0
+
+
+def test_a_pod_needing_a_whole_declared_node_does_not_fit_a_short_one() -> None:
+    # 4 GPUs declared per node, 3 published on each: a 4-GPU pod fits nowhere, though 6
+    # GPUs are free in all.
+    short = fleet(cluster("c1", _short_pool("Devices", 4, [3, 3])))
+    assert run(_gpus(4, name="big"), short).short == 1
+    assert run(_gpus(3, name="fits"), short).short == 0
+
+
+def test_a_running_replica_on_a_node_that_lost_devices_is_over_committed_in_order() -> None:
+    # One node of 4 declared, now publishing 2: the older 2-GPU pod keeps its place, the
+    # younger (Pending) one is not admitted and moves where there is room.
+    racing = fleet(
+        cluster("c1", _short_pool("Devices", 4, [2])),
+        cluster("c2", _pool(1, 4, "Devices")),
+        replicas=[_dev("alpha", "c1", 2, T1), _dev("beta", "c1", 2, T2)],
+    )
+    assert run(_gpus(2, name="alpha"), racing).moving == ()
+    younger = run(_gpus(2, name="beta"), racing)
+    reason = younger.moving[0].reason
+    assert isinstance(reason, NotAdmitted)
+    assert reason.over.observed
+    assert [r.cluster for r in younger.replicas] == ["c2"]
+
+
+@pytest.mark.parametrize("capacity", ["Nodes", "Devices"])
+@pytest.mark.parametrize(
+    "order", [tuple(range(6)), tuple(reversed(range(6)))], ids=["oldest-first", "oldest-last"]
+)
+def test_racing_deployments_converge_on_the_devices_nodes_publish(
+    capacity: Capacity, order: tuple[int, ...]
+) -> None:
+    # c1's class declares 4 GPUs on each of its 2 nodes, but its driver publishes 4 and 2;
+    # c2's one node publishes its 4. Six deployments of one pod each. Nodes: a pod of 4
+    # takes a whole node, so c1 holds 1 and c2 1 (room for 2, where the declared layout
+    # says 3). Devices: pods of 2, so c1 holds 3 and c2 2 (room for 5, declared 6).
+    # Every deployment reads the same stale fleet; whichever order they reconcile in,
+    # they settle with exactly the room running, none Pending, the rest short.
+    gpus = 4 if capacity == "Nodes" else 2
+    world = _World(
+        [
+            cluster("c1", _short_pool(capacity, 4, [4, 2])),
+            cluster("c2", _pool(1, 4, capacity)),
+        ],
+        {("c1", "gpu"): [4, 2], ("c2", "gpu"): [4]},
+    )
+    deps = [_gpus(gpus, name=f"m{i}") for i in range(6)]
+    world.settle(deps, order)
+    room = 2 if capacity == "Nodes" else 5
+    assert len(world.replicas) == room
+    assert all(r.ready for r in world.replicas), world.replicas
+    short = [d.name for d in deps if run(d, world.fleet()).short]
+    assert len(short) == 6 - room

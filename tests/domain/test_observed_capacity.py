@@ -117,8 +117,45 @@ def test_pools_count_usable_nodes_and_their_devices_only() -> None:
     assert gpu.status() == {
         "nodes": 2,
         "devices": [{"driver": "dra.net", "count": 1}, {"driver": "gpu.nvidia.com", "count": 6}],
+        # per node, since a pod needs all it claims on one node: a1 publishes 4 GPUs and
+        # a NIC, a3 only 2 GPUs
+        "nodeDevices": [
+            {
+                "nodes": 1,
+                "devices": [
+                    {"driver": "dra.net", "count": 1},
+                    {"driver": "gpu.nvidia.com", "count": 4},
+                ],
+            },
+            {"nodes": 1, "devices": [{"driver": "gpu.nvidia.com", "count": 2}]},
+        ],
         "unavailable": [{"name": "a2", "reason": "Cordoned"}],
     }
+
+
+def test_nodes_that_publish_alike_are_one_group_most_nodes_first() -> None:
+    nodes = [node(f"n{i}") for i in range(5)] + [node("bare")]
+    slices = [slice_(f"n{i}", 2 if i == 4 else 4) for i in range(5)]
+    gpu = oc.observe_pools(nodes, slices)["gpu"]
+    assert gpu.layout == (
+        ((("gpu.nvidia.com", 4),), 4),
+        ((), 1),  # "bare" publishes no slice: no device DRA could allocate there
+        ((("gpu.nvidia.com", 2),), 1),
+    )
+
+
+def test_past_the_xrd_bound_the_rarest_layouts_publish_nothing() -> None:
+    nodes = [node(f"n{i}") for i in range(40)]
+    slices = [slice_(f"n{i}", i + 1) for i in range(40)]
+    published = oc.observe_pools(nodes, slices)["gpu"].status()["nodeDevices"]
+    assert len(published) == oc.MAX_LAYOUTS
+    assert published[-1] == {"nodes": 40 - (oc.MAX_LAYOUTS - 1), "devices": []}
+    assert sum(g["nodes"] for g in published) == 40
+
+
+def test_unknown_devices_are_not_published_as_none() -> None:
+    pools = oc.devices_unknown(oc.observe_pools([node("a1")], []))
+    assert pools["gpu"].status() == {"nodes": 1}
 
 
 def test_only_the_newest_generation_of_a_slice_pool_counts() -> None:
@@ -130,7 +167,7 @@ def test_only_the_newest_generation_of_a_slice_pool_counts() -> None:
 def test_a_declared_pool_with_no_node_observed_has_none() -> None:
     pools = oc.for_pools(oc.observe_pools([node("a1")], []), ["gpu", "lost"])
     assert (pools["gpu"].nodes, pools["lost"].nodes) == (1, 0)
-    assert pools["lost"].status() == {"nodes": 0, "devices": []}
+    assert pools["lost"].status() == {"nodes": 0, "devices": [], "nodeDevices": []}
 
 
 def test_the_result_does_not_depend_on_the_order_observed() -> None:

@@ -15,6 +15,27 @@ every member observed at least once. Otherwise (nothing observed yet, the cluste
 reach, a member not observed yet) the pools publish their declared size only and the
 condition ``CapacityObserved`` is False with reason ``Declared`` and why.
 
+When an empty collection means "none" (provider-kubernetes v1.3.1, read from its
+ObservedObjectCollection reconciler): the provider lists the matching objects on the
+workload cluster, server-side applies a member Object for each, deletes the members of
+what no longer matches, and only then writes, in one status update, ``Synced`` and
+``Ready`` True (``ReconcileSuccess``, ``Available``) with ``status.membershipLabel``. A
+failed list or member write sets ``Synced`` False and leaves ``Ready`` as it was, so
+``Ready`` alone proves nothing now; and the status carries no member count, so a
+collection with no member Object reads the same whether the provider listed nothing or
+the function's read of the members (Crossplane's required resources, a separate watch
+from the composed collection's) has not caught up with them yet. Hence:
+
+- a collection counts only when ``Synced``, ``Ready`` and its ``membershipLabel`` (the
+  label its members carry) are all there: the provider has listed and synced it;
+- a Node collection with no member is "not observed yet", never "no node": zeroing
+  every pool of a cluster on a read that may lag would move its replicas for nothing.
+  Pods that really find no node are caught by the Unschedulable grace
+  (``unschedulableAfterSeconds``), which reads kube-scheduler itself;
+- a ResourceSlice collection with no member leaves the devices unknown (the declared
+  devices stand) while the Nodes still count. Once any slice is observed, a usable node
+  with no slice of a driver publishes none of it: that is what DRA allocates from.
+
 The collections are marked ready whatever they report: observation informs the
 scheduler, it never gates the cluster (a cluster whose observation fails serves as
 before, on its declared capacity).
@@ -44,6 +65,10 @@ _WATCHED: Mapping[str, tuple[str, str, dict[str, Any]]] = {
     SLICES: ("resource.k8s.io/v1", "ResourceSlice", {}),
 }
 KEYS = tuple(_WATCHED)
+EMPTY_NODES = (
+    f"the Node collection has no member Object yet (a Node labelled {api.POOL_LABEL} "
+    "may not be read yet; an empty read never zeroes the pools)"
+)
 GONE_MESSAGE = "does not exist"
 """What crossplane-runtime says of an observe-only resource that is not there (any more)."""
 
@@ -99,13 +124,20 @@ def observe(req: fnv1.RunFunctionRequest, pool_names: Sequence[str]) -> Observat
         why = _collection_problem(kit.observed(req, key), key)
         if why:
             return Observation(None, why)
-    nodes, why = _manifests(kit.required(req, NODES), "Node")
+    members = kit.required(req, NODES)
+    if not members:
+        return Observation(None, EMPTY_NODES)
+    nodes, why = _manifests(members, "Node")
     if why:
         return Observation(None, why)
-    slices, why = _manifests(kit.required(req, SLICES), "ResourceSlice")
+    slice_members = kit.required(req, SLICES)
+    slices, why = _manifests(slice_members, "ResourceSlice")
     if why:
         return Observation(None, why)
-    return Observation(capacity.for_pools(capacity.observe_pools(nodes, slices), pool_names))
+    pools = capacity.observe_pools(nodes, slices)
+    if not slice_members:
+        pools = capacity.devices_unknown(pools)
+    return Observation(capacity.for_pools(pools, pool_names))
 
 
 def autoscaled(observation: Observation, pools: Sequence[Any]) -> Observation:
@@ -133,6 +165,10 @@ def _collection_problem(found: Mapping[str, Any] | None, key: str) -> str:
                 if message
                 else (f"the {kind}s are not observed yet")
             )
+    label = kit.mapping(found, "status", "membershipLabel")
+    name = kit.text(found, "metadata", "name")
+    if label.get(MEMBERSHIP_LABEL) != name or not name:
+        return f"the {kind}s are not observed yet (the collection names no membership label)"
     return ""
 
 

@@ -10,10 +10,15 @@ module counts, per pool:
   True, not cordoned (``spec.unschedulable``), and with no NoSchedule or NoExecute taint
   that a Modelplane engine pod does not tolerate (it tolerates the GPU taint only);
 - **devices**: per driver, the devices the current generation of the ResourceSlices
-  bound to those nodes (``spec.nodeName``) publish.
+  bound to those nodes (``spec.nodeName``) publish, in total and per node
+  (:attr:`ObservedPool.layout`: the nodes grouped by what they publish), since a pod
+  needs all it claims on one node: two nodes publishing 2 GPUs each do not hold a pod
+  that claims 4.
 
 Pure: it takes the observed manifests as plain maps. An observation that is incomplete
-(a member not observed yet) is ``None``: the declared size stands, never a guess.
+(a member not observed yet) is ``None``: the declared size stands, never a guess. When
+no ResourceSlice is observed at all (:data:`DEVICES_UNKNOWN`), the devices are unknown
+rather than zero: the declared devices stand (see ``compose/cluster_capacity.py``).
 """
 
 from __future__ import annotations
@@ -61,19 +66,37 @@ class NodeVerdict:
         return f"{self.name} {self.reason}{detail}"
 
 
+DriverCounts = tuple[tuple[str, int], ...]  # (driver, devices) pairs, sorted by driver
+Layout = tuple[tuple[DriverCounts, int], ...]  # (what a node publishes, how many nodes)
+
+
 @dataclass(frozen=True)
 class ObservedPool:
-    """What the workload cluster shows of one pool."""
+    """What the workload cluster shows of one pool.
+
+    Attributes:
+        devices: Driver -> devices on the usable nodes; None while unknown (no
+            ResourceSlice observed at all).
+        layout: The usable nodes grouped by the devices each publishes, most nodes
+            first (at most :data:`MAX_LAYOUTS` groups); None while unknown.
+    """
 
     name: str
     nodes: int  # usable nodes
-    devices: Mapping[str, int] = field(default_factory=dict)  # driver -> devices on them
+    devices: Mapping[str, int] | None = field(default_factory=dict)
     left_out: tuple[NodeVerdict, ...] = ()  # the pool's nodes that are not usable
+    layout: Layout | None = ()
 
     def status(self) -> dict[str, Any]:
         """Return the pool's ``status.gpuPools[].observed`` entry."""
         entry: dict[str, Any] = {"nodes": self.nodes}
-        entry["devices"] = [{"driver": d, "count": n} for d, n in sorted(self.devices.items())]
+        if self.devices is not None:
+            entry["devices"] = [{"driver": d, "count": n} for d, n in sorted(self.devices.items())]
+        if self.layout is not None:
+            entry["nodeDevices"] = [
+                {"nodes": n, "devices": [{"driver": d, "count": c} for d, c in counts]}
+                for counts, n in _bounded(self.layout)
+            ]
         if self.left_out:
             entry["unavailable"] = [
                 {"name": v.name, "reason": v.reason, **({"detail": v.detail} if v.detail else {})}
@@ -84,6 +107,10 @@ class ObservedPool:
 
 MAX_UNAVAILABLE = 16  # the XRD's maxItems: enough to act on, bounded for big pools
 MAX_TAINTS_NAMED = 4  # keeps a detail within the XRD's 1024 characters
+MAX_LAYOUTS = 32
+"""The XRD's maxItems for ``nodeDevices``. The nodes of the groups past the first 31 are
+published as one group that publishes nothing: fewer pods, never an over-commit (a pool
+of 33 different device layouts is a broken driver, not a design)."""
 
 
 def node_verdict(node: Mapping[str, Any]) -> NodeVerdict | None:
@@ -120,17 +147,25 @@ def observe_pools(
         (v for v in map(node_verdict, nodes) if v is not None), key=lambda v: (v.pool, v.name)
     )
     usable = {v.name: v.pool for v in verdicts if v.usable}
-    devices = _devices_by_pool(slices, usable)
+    per_node = _devices_by_node(slices, usable)
     pools: dict[str, ObservedPool] = {}
     for pool in dict.fromkeys(v.pool for v in verdicts):
         mine = [v for v in verdicts if v.pool == pool]
+        counts = [per_node.get(v.name, {}) for v in mine if v.usable]
         pools[pool] = ObservedPool(
             name=pool,
-            nodes=sum(1 for v in mine if v.usable),
-            devices=devices.get(pool, {}),
+            nodes=len(counts),
+            devices=_summed(counts),
             left_out=tuple(v for v in mine if not v.usable),
+            layout=_layout(counts),
         )
     return pools
+
+
+def devices_unknown(observed: Mapping[str, ObservedPool]) -> dict[str, ObservedPool]:
+    """The pools with their devices unknown (no ResourceSlice observed at all): the nodes
+    count, the declared devices stand."""
+    return {k: replace(p, devices=None, layout=None) for k, p in observed.items()}
 
 
 def with_autoscaling(
@@ -160,12 +195,36 @@ def for_pools(
     return {name: observed.get(name) or ObservedPool(name, 0) for name in names}
 
 
-def _devices_by_pool(
+def _bounded(layout: Layout) -> Layout:
+    if len(layout) <= MAX_LAYOUTS:
+        return layout
+    rest = sum(n for _, n in layout[MAX_LAYOUTS - 1 :])
+    return (*layout[: MAX_LAYOUTS - 1], ((), rest))
+
+
+def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for per_driver in counts:
+        for driver, n in per_driver.items():
+            total[driver] = total.get(driver, 0) + n
+    return total
+
+
+def _layout(counts: Sequence[Mapping[str, int]]) -> Layout:
+    """Group nodes by what they publish: most nodes first, then by the devices."""
+    groups: dict[DriverCounts, int] = {}
+    for per_driver in counts:
+        key = tuple(sorted((d, n) for d, n in per_driver.items() if n > 0))
+        groups[key] = groups.get(key, 0) + 1
+    return tuple(sorted(groups.items(), key=lambda g: (-g[1], g[0])))
+
+
+def _devices_by_node(
     slices: Iterable[Mapping[str, Any]], usable: Mapping[str, str]
 ) -> dict[str, dict[str, int]]:
-    """Sum, per pool and driver, the devices of the newest generation of each slice pool
-    on a usable node. A DRA driver replaces a pool's slices by bumping its generation;
-    until the old ones are gone both exist, and only the newest counts."""
+    """Sum, per usable node and driver, the devices of the newest generation of each
+    slice pool. A DRA driver replaces a pool's slices by bumping its generation; until
+    the old ones are gone both exist, and only the newest counts."""
     newest: dict[tuple[str, str], int] = {}
     current: list[tuple[str, str, str, int, int]] = []  # driver, slice pool, node, gen, devices
     for item in slices:
@@ -184,7 +243,7 @@ def _devices_by_pool(
     totals: dict[str, dict[str, int]] = {}
     for driver, name, node, generation, count in current:
         if generation == newest[(driver, name)]:
-            per_driver = totals.setdefault(usable[node], {})
+            per_driver = totals.setdefault(node, {})
             per_driver[driver] = per_driver.get(driver, 0) + count
     return totals
 

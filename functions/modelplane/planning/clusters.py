@@ -21,6 +21,7 @@ from modelplane.domain.scheduling.fleet import (
     CAPACITIES,
     Capacity,
     Claim,
+    DriverCounts,
     FleetCluster,
     ObservedCapacity,
     Pool,
@@ -341,10 +342,33 @@ def _observed(pool: Fields) -> ObservedCapacity | None:
     try:
         if _value(fields, "nodes", "number_value") is None:
             return None
-        return ObservedCapacity(_whole(fields, "nodes", 0))
+        layout = None
+        if _value(fields, "nodeDevices", "list_value") is not None:
+            layout = tuple(
+                _object(entry, _node_devices, "nodeDevices[{}]", i)
+                for i, entry in enumerate(_values_of(fields["nodeDevices"]))
+            )
+        return ObservedCapacity(_whole(fields, "nodes", 0), layout)
     except UnreadableError as exc:
         error = exc.within("observed")
         raise error from None
+
+
+def _node_devices(fields: Fields) -> tuple[DriverCounts, int]:
+    """One ``observed.nodeDevices`` group: what each of its nodes publishes, and how many.
+
+    A driver named twice counts once, with the sum (the status is ours, but a hand-edited
+    one must not count devices twice)."""
+    counts: dict[str, int] = {}
+    for i, entry in enumerate(_objects(fields, "devices")):
+        try:
+            driver, count = _text(entry, "driver"), _whole(entry, "count", 0)
+        except UnreadableError as exc:
+            error = exc.within(f"devices[{i}]")
+            raise error from None
+        if driver and count:
+            counts[driver] = counts.get(driver, 0) + count
+    return tuple(sorted(counts.items())), _whole(fields, "nodes", 0)
 
 
 def _capacity(text: str) -> Capacity:

@@ -349,7 +349,7 @@ def _collection(world: World, obj: Obj) -> Report:
     if problem:
         return _unsynced(obj, problem)
     if ((obj.get("spec") or {}).get("observeObjects") or {}).get("kind") == "Pod":
-        return Report(collection_status(), members=members(obj, collection_pods(world, obj)))
+        return Report(collection_status(obj), members=members(obj, collection_pods(world, obj)))
     name = str(((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", ""))
     cluster = world.get(MODELPLANE_GROUP, "InferenceCluster", "", name)
     if cluster is None:
@@ -360,7 +360,7 @@ def _collection(world: World, obj: Obj) -> Report:
         if c.get("kind") == "InferenceClass"
     }
     nodes, slices = cluster_nodes(cluster, classes, world.nodes)
-    return Report(collection_status(), members=members(obj, matches(obj, nodes, slices)))
+    return Report(collection_status(obj), members=members(obj, matches(obj, nodes, slices)))
 
 
 def _sync_members(store: dict[Key, Obj], collection: Obj, wanted: list[Obj]) -> bool:

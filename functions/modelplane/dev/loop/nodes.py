@@ -152,10 +152,13 @@ def matches(collection: Mapping[str, Any], nodes: list[Obj], slices: list[Obj]) 
     return []
 
 
-def collection_status() -> Obj:
+def collection_status(collection: Mapping[str, Any]) -> Obj:
+    """What the provider writes once it has listed and synced the members: both conditions
+    and the label its members carry, in one update."""
+    name = str((collection.get("metadata") or {}).get("name", ""))
     return {
         "conditions": [_condition("Ready", "Available"), _condition("Synced", "ReconcileSuccess")],
-        "membershipLabel": {},
+        "membershipLabel": {MEMBERSHIP_LABEL: name},
     }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from modelplane.domain.dra import Device
+from modelplane.domain.scheduling import observed_devices
 from modelplane.domain.taints import Taint, Toleration
 
 Role = Literal["Standalone", "Leader", "Worker"]
@@ -130,6 +131,10 @@ class PoolDevice:
     device_class_name: str = ""
 
 
+# What one observed node publishes: ``(driver, devices)`` pairs, sorted by driver.
+DriverCounts = tuple[tuple[str, int], ...]
+
+
 @dataclass(frozen=True)
 class ObservedCapacity:
     """What the workload cluster shows of a pool: its nodes that exist, are Ready and
@@ -137,9 +142,17 @@ class ObservedCapacity:
 
     The InferenceCluster publishes it once it observes the cluster; until then (or while
     observing fails) a pool has none, and its declared size is all the scheduler knows.
+
+    Attributes:
+        node_devices: Those nodes grouped by the devices their ResourceSlices publish,
+            as ``(what one node publishes, how many nodes)``; None while unknown (then
+            every node is taken to publish what its class declares). Nodes counted in
+            ``nodes`` beyond these groups are an autoscaled pool's nodes to come, which
+            arrive with their declared devices.
     """
 
     nodes: int
+    node_devices: tuple[tuple[DriverCounts, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,12 +176,17 @@ class Pool:
 
         A pool never holds more than it declares (the cloud bills that size), nor more
         than runs (a lost or cordoned node takes no pod), so lost capacity over-commits
-        the pool and admission (:mod:`.admission`) decides who stays.
+        the pool and admission (:mod:`.admission`) decides who stays. On a pool that
+        charges whole nodes, a node publishing fewer devices than its class declares
+        does not count either (:func:`.observed_devices.short_nodes`): a pod charged a
+        whole node may claim all of them. A pool whose pods share nodes counts every
+        node, each with what it publishes (:func:`.observed_devices.layout`).
         """
         declared = max(self.nodes, 0)
         if self.observed is None:
             return declared
-        return min(declared, max(self.observed.nodes, 0))
+        short = 0 if self.capacity == "Devices" else observed_devices.short_nodes(self)
+        return min(declared, max(self.observed.nodes - short, 0))
 
 
 @dataclass(frozen=True)

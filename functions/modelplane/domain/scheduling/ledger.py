@@ -8,7 +8,8 @@ A pool charges whole nodes per pod (the docs' rule), unless it publishes
 ``capacity: Devices``: then its pods share nodes, each needing what it claims on one
 node (:mod:`.sharing`), and what it has free is the nodes no pod uses.
 
-A pool has the smaller of its declared and observed nodes (:attr:`Pool.usable_nodes`).
+A pool has the smaller of its declared and observed nodes (:attr:`Pool.usable_nodes`),
+and each node the devices it publishes once they are observed (:mod:`.observed_devices`).
 Charges of existing replicas carry their admission rank (:mod:`.admission`): the ledger
 then says which of them the pool cannot hold (:meth:`Ledger.overcommitted`), and on a
 Devices pool it places their pods in that order, where they run, packing only new pods.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
-from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling import observed_devices, sharing
 from modelplane.domain.scheduling.admission import OverCommit, Rank
 from modelplane.domain.scheduling.admission import rank as rank_of
 from modelplane.domain.scheduling.fleet import Demand, ExistingReplica, FleetCluster, Pods
@@ -40,9 +41,10 @@ class _SharedPool:
     earlier ones left room; unranked ones (new placements) are packed after them.
     """
 
-    def __init__(self, node: sharing.NodeShape, nodes: int) -> None:
+    def __init__(self, node: sharing.NodeShape, offers: dict[sharing.Vector, int]) -> None:
         self.node = node
-        self.nodes = nodes
+        self.offers = offers  # what each node offers: {devices per class: nodes}
+        self.nodes = sum(offers.values())
         self.ranked: dict[Rank, dict[Demand, int]] = {}
         self.pods: dict[Demand, int] = defaultdict(int)
         self._packed: tuple[sharing.Packing, tuple[bool, ...]] | None = None
@@ -61,7 +63,7 @@ class _SharedPool:
     def _pack(self) -> tuple[sharing.Packing, tuple[bool, ...]]:
         if self._packed is None:
             entries = [self.ranked[r] for r in self._order()]
-            self._packed = sharing.pack_in_order(self.node, self.nodes, entries, self.pods)
+            self._packed = sharing.pack_in_order(self.node, self.offers, entries, self.pods)
         return self._packed
 
     def packing(self, extra: Pods = ()) -> sharing.Packing:
@@ -72,7 +74,7 @@ class _SharedPool:
         for claimed, count in extra:
             more[claimed] = more.get(claimed, 0) + count
         entries = [self.ranked[r] for r in self._order()]
-        return sharing.pack_in_order(self.node, self.nodes, entries, more)[0]
+        return sharing.pack_in_order(self.node, self.offers, entries, more)[0]
 
     def refused(self) -> list[Rank]:
         """The ranked charges whose pods find no room after those admitted before them."""
@@ -95,6 +97,7 @@ class Ledger:
         self._used: dict[PoolKey, int] = {}
         self._ranked: dict[PoolKey, dict[Rank, int]] = {}
         self._shared: dict[PoolKey, _SharedPool] = {}
+        self._short: dict[PoolKey, bool] = {}  # some node offers fewer devices than declared
         for cluster in clusters:
             for pool in cluster.pools or ():
                 key = (cluster.name, pool.name)
@@ -103,9 +106,13 @@ class Ledger:
                 self._ranked[key] = {}
                 self._used[key] = 0
                 if pool.capacity == "Devices":
-                    self._shared[key] = _SharedPool(sharing.shape(pool.devices), self._nodes[key])
+                    node = sharing.shape(pool.devices)
+                    offers = observed_devices.layout(pool, node.classes, node.per_node)
+                    self._shared[key] = _SharedPool(node, offers)
+                    self._short[key] = offers.get(node.per_node, 0) < self._nodes[key]
                 else:
                     self._shared.pop(key, None)  # of two pools of one name, the last counts
+                    self._short.pop(key, None)
 
     def charge(
         self, cluster: str, pool: str, nodes: int, pods: Pods = (), rank: Rank | None = None
@@ -164,9 +171,10 @@ class Ledger:
         return self._declared.get((cluster, pool), 0)
 
     def observed_below_declared(self, cluster: str, pool: str) -> bool:
-        """Tell whether the pool has fewer usable nodes than it declares (it lost some)."""
+        """Tell whether the pool has fewer usable nodes than it declares (it lost some),
+        or, on a pool whose pods share nodes, a node publishing fewer devices."""
         key = (cluster, pool)
-        return self._nodes.get(key, 0) < self._declared.get(key, 0)
+        return self._nodes.get(key, 0) < self._declared.get(key, 0) or self._short.get(key, False)
 
     def free(self, cluster: str, pool: str) -> int:
         """Return a pool's free nodes (negative when retained replicas overcommit it).
@@ -209,7 +217,8 @@ class Ledger:
         if shared is None:
             return Shortage(pool, self.free(cluster, pool), self.nodes(cluster, pool), nodes)
         packed = shared.packing()
-        total = tuple(n * shared.nodes for n in shared.node.per_node)
+        width = len(shared.node.classes)
+        total = tuple(sum(v[i] * n for v, n in shared.offers.items()) for i in range(width))
         free = tuple(max(n, 0) for n in packed.free_devices)
         roomiest = max((v for v, _ in packed.free), key=lambda v: (sum(v), v), default=())
         return DeviceShortage(

@@ -154,7 +154,7 @@ def pack(node: NodeShape, nodes: int, charged: Mapping[Demand, int]) -> Packing:
 
 def pack_in_order(
     node: NodeShape,
-    nodes: int,
+    nodes: int | Mapping[Vector, int],
     admitted: Sequence[Mapping[Demand, int]],
     later: Mapping[Demand, int] | None = None,
 ) -> tuple[Packing, tuple[bool, ...]]:
@@ -166,10 +166,14 @@ def pack_in_order(
     (its pods count as unplaced). Only the ``later`` pods (new placements) are packed
     together, on what is left.
 
+    ``nodes`` is how many nodes of ``node``'s shape the pool has, or what each offers
+    (``{offer: nodes}``) where some offer less than their class declares (observed
+    devices: :mod:`.observed_devices`).
+
     Returns:
         The packing, and whether each ``admitted`` entry fits.
     """
-    free: dict[Vector, int] = {node.per_node: nodes} if nodes > 0 else {}
+    free = _start(node, nodes)
     unplaced = 0
     fits: list[bool] = []
     for charged in admitted:
@@ -184,6 +188,12 @@ def pack_in_order(
         unplaced += _place_all(node, free, later)
     groups = tuple(sorted((v, n) for v, n in free.items() if n > 0))
     return Packing(node, groups, unplaced), tuple(fits)
+
+
+def _start(node: NodeShape, nodes: int | Mapping[Vector, int]) -> dict[Vector, int]:
+    if isinstance(nodes, int):
+        return {node.per_node: nodes} if nodes > 0 else {}
+    return {v: n for v, n in nodes.items() if n > 0}
 
 
 def _place_all(node: NodeShape, free: dict[Vector, int], charged: Mapping[Demand, int]) -> int:
