@@ -66,10 +66,16 @@ def member(manifest: dict[str, Any] | None, synced: dict[str, str] | None = None
 
 
 def run(
-    nodes: list[Any], slices: list[Any], observed: dict[str, Any] | None = None
+    nodes: list[Any],
+    slices: list[Any],
+    observed: dict[str, Any] | None = None,
+    published: dict[str, Any] | None = None,
 ) -> fnv1.RunFunctionResponse:
+    """Run the function; ``published`` is the pool's observed entry its status holds."""
     xr = _cluster("Existing")
     xr["spec"]["nodePools"][0]["nodeCount"] = 3
+    if published is not None:
+        xr["status"] = {"gpuPools": [{"name": "gpu-l4", "nodes": 3, "observed": published}]}
     required = {
         "classes": [CLASS],
         "replicas": [],
@@ -293,3 +299,15 @@ def test_an_unreadable_node_devices_entry_is_named() -> None:
         planning.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodeDevices\[0\]\.devices\[0\]\.count"
     ):
         planning.read_cluster(planning.as_struct(cluster))
+
+
+def test_an_empty_node_collection_after_an_observation_zeroes_the_pools() -> None:
+    # Observed before with two nodes: the read held their members, and loses them only
+    # once the provider deletes them, which it does when its list no longer matches.
+    rsp = run([], [], published={"nodes": 2, "devices": []})
+    assert pools(rsp)[0]["observed"] == {"nodes": 0, "devices": [], "nodeDevices": []}
+    assert conditions(rsp)["CapacityObserved"] == ("True", "Observed", "gpu-l4: 0 usable nodes")
+    # Never observed before: the same read is "not observed yet".
+    first = run([], [])
+    assert "observed" not in pools(first)[0]
+    assert conditions(first)["CapacityObserved"][1] == "Declared"

@@ -28,10 +28,13 @@ from the composed collection's) has not caught up with them yet. Hence:
 
 - a collection counts only when ``Synced``, ``Ready`` and its ``membershipLabel`` (the
   label its members carry) are all there: the provider has listed and synced it;
-- a Node collection with no member is "not observed yet", never "no node": zeroing
-  every pool of a cluster on a read that may lag would move its replicas for nothing.
-  Pods that really find no node are caught by the Unschedulable grace
-  (``unschedulableAfterSeconds``), which reads kube-scheduler itself;
+- a Node collection with no member means "no node" only once the cluster has been
+  observed with its Nodes before (a pool of ``status.gpuPools`` carries ``observed``):
+  the read of the members may lag behind what the provider created, but a read that
+  held members loses them only when they are deleted, and the provider deletes a
+  member only when its list no longer matches the Node. Before that first observation
+  an empty read is "not observed yet" (the declared sizes stand): zeroing every pool
+  of a cluster on a read that may lag would move its replicas for nothing;
 - a ResourceSlice collection with no member leaves the devices unknown (the declared
   devices stand) while the Nodes still count. Once any slice is observed, a usable node
   with no slice of a driver publishes none of it: that is what DRA allocates from.
@@ -66,8 +69,8 @@ _WATCHED: Mapping[str, tuple[str, str, dict[str, Any]]] = {
 }
 KEYS = tuple(_WATCHED)
 EMPTY_NODES = (
-    f"the Node collection has no member Object yet (a Node labelled {api.POOL_LABEL} "
-    "may not be read yet; an empty read never zeroes the pools)"
+    f"the Node collection has no member Object yet (no Node labelled {api.POOL_LABEL} "
+    "was observed before, and the members may not be read yet)"
 )
 GONE_MESSAGE = "does not exist"
 """What crossplane-runtime says of an observe-only resource that is not there (any more)."""
@@ -125,7 +128,7 @@ def observe(req: fnv1.RunFunctionRequest, pool_names: Sequence[str]) -> Observat
         if why:
             return Observation(None, why)
     members = kit.required(req, NODES)
-    if not members:
+    if not members and not _observed_before(req):
         return Observation(None, EMPTY_NODES)
     nodes, why = _manifests(members, "Node")
     if why:
@@ -151,6 +154,12 @@ def autoscaled(observation: Observation, pools: Sequence[Any]) -> Observation:
         if p.max_node_count is not None and p.max_node_count > p.node_count
     }
     return Observation(capacity.with_autoscaling(observation.pools, ceilings))
+
+
+def _observed_before(req: fnv1.RunFunctionRequest) -> bool:
+    """Tell whether the cluster published an observation before (its Nodes were read)."""
+    pools = kit.field(kit.composite(req), "status", "gpuPools")
+    return any(isinstance(p, dict) and "observed" in p for p in pools or ())
 
 
 def _collection_problem(found: Mapping[str, Any] | None, key: str) -> str:

@@ -116,8 +116,12 @@ def _pool_nodes(world: World, obj: Obj, pool: str) -> int | None:
             if entry.get("name") == pool:
                 if entry.get("capacity") == "Devices":
                     return None  # pods share nodes: not modelled here
-                observed = (entry.get("observed") or {}).get("nodes")
-                return int(observed if observed is not None else entry.get("nodes", 0))
+                observed = entry.get("observed") or {}
+                if observed.get("nodes") is None:
+                    return int(entry.get("nodes", 0))
+                # DRA allocates a pod's claims on its node: a node publishing none takes none
+                bare = sum(int(g["nodes"]) for g in observed.get("nodeDevices") or () if not g["devices"])
+                return int(observed["nodes"]) - bare
     return None
 
 

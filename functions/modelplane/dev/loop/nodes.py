@@ -4,7 +4,8 @@ Each workload cluster has the nodes its InferenceCluster declares (``nodeCount``
 pool, named ``<cluster>-<pool>-<i>``): Ready, labelled ``modelplane.ai/pool``, tainted
 ``nvidia.com/gpu=present:NoSchedule`` like Modelplane's cloud pools, each publishing one
 ResourceSlice per driver of its class's DRA devices. A test changes a node
-(:class:`NodeState`: lost, cordoned, NotReady, tainted) through :attr:`Providers.nodes`.
+(:class:`NodeState`: lost, cordoned, NotReady, tainted, publishing no device) through
+:attr:`Providers.nodes`.
 
 A collection, once it can connect, is ``Synced``/``Ready`` and has one member Object per
 match (``kubernetes.crossplane.io/owned-by-collection=<collection>``, owned by the
@@ -36,6 +37,7 @@ class NodeState(Enum):
     CORDONED = "cordoned"
     NOT_READY = "not-ready"
     TAINTED = "tainted"  # an operator's NoExecute taint the engine pods don't tolerate
+    NO_DEVICES = "no-devices"  # Ready, but its DRA driver publishes no ResourceSlice
 
 
 def node_name(cluster: str, pool: str, index: int) -> str:
@@ -59,7 +61,8 @@ def cluster_nodes(
             if state is NodeState.LOST:
                 continue
             nodes.append(_node(node, str(pool["name"]), state))
-            slices += _slices(node, devices)
+            if state is not NodeState.NO_DEVICES:
+                slices += _slices(node, devices)
     return nodes, slices
 
 
