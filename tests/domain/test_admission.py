@@ -481,6 +481,7 @@ def test_a_running_replica_on_a_node_that_lost_devices_is_over_committed_in_orde
     reason = younger.moving[0].reason
     assert isinstance(reason, NotAdmitted)
     assert reason.over.observed
+    assert "(observed; fewer nodes or devices than declared)" in explain.drop_reason(reason)
     assert [r.cluster for r in younger.replicas] == ["c2"]
 
 

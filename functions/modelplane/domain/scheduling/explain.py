@@ -239,7 +239,9 @@ def overcommit(over: OverCommit) -> str:
     """
     has = f"{over.capacity} {'node' if over.capacity == 1 else 'nodes'}"
     if over.observed:
-        has += " (observed; fewer than declared)"
+        # a pool whose pods share nodes also loses room to a node publishing fewer devices
+        fewer = "fewer nodes or devices" if over.unit == "pods" else "fewer"
+        has += f" (observed; {fewer} than declared)"
     if over.unit == "pods":
         charged = f"pods admitted before this replica use {over.charged} of them"
         needs = f"its {over.needed} {'pod finds' if over.needed == 1 else 'pods find'} no node"
