@@ -30,7 +30,9 @@ TRUE = [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"
 
 
 def collection(
-    conds: list[dict[str, str]] | None = None, name: str = "eks-us-east-nodes", labelled: bool = True
+    conds: list[dict[str, str]] | None = None,
+    name: str = "eks-us-east-nodes",
+    labelled: bool = True,
 ) -> dict[str, Any]:
     """A collection as provider-kubernetes v1.3.1 writes it after a successful list and sync:
     both conditions and the membership label, in one status update."""
@@ -296,7 +298,8 @@ def test_an_unreadable_node_devices_entry_is_named() -> None:
         "nodeDevices": [{"nodes": 1, "devices": [{"driver": "d", "count": "two"}]}],
     }
     with pytest.raises(
-        planning.UnreadableError, match=r"gpuPools\[0\]\.observed\.nodeDevices\[0\]\.devices\[0\]\.count"
+        planning.UnreadableError,
+        match=r"gpuPools\[0\]\.observed\.nodeDevices\[0\]\.devices\[0\]\.count",
     ):
         planning.read_cluster(planning.as_struct(cluster))
 

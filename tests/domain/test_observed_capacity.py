@@ -111,9 +111,9 @@ def test_pools_count_usable_nodes_and_their_devices_only() -> None:
     pools = oc.observe_pools(nodes, slices)
     assert sorted(pools) == ["big", "gpu"]
     gpu = pools["gpu"]
-    assert (gpu.nodes, dict(gpu.devices)) == (2, {"dra.net": 1, "gpu.nvidia.com": 6})
+    assert (gpu.nodes, dict(gpu.devices or {})) == (2, {"dra.net": 1, "gpu.nvidia.com": 6})
     assert [str(v) for v in gpu.left_out] == ["a2 Cordoned"]
-    assert (pools["big"].nodes, dict(pools["big"].devices)) == (1, {"gpu.nvidia.com": 8})
+    assert (pools["big"].nodes, dict(pools["big"].devices or {})) == (1, {"gpu.nvidia.com": 8})
     assert gpu.status() == {
         "nodes": 2,
         "devices": [{"driver": "dra.net", "count": 1}, {"driver": "gpu.nvidia.com", "count": 6}],
@@ -161,7 +161,7 @@ def test_unknown_devices_are_not_published_as_none() -> None:
 def test_only_the_newest_generation_of_a_slice_pool_counts() -> None:
     slices = [slice_("a1", 4, generation=1), slice_("a1", 2, generation=2)]
     pools = oc.observe_pools([node("a1")], slices)
-    assert dict(pools["gpu"].devices) == {"gpu.nvidia.com": 2}
+    assert dict(pools["gpu"].devices or {}) == {"gpu.nvidia.com": 2}
 
 
 def test_a_declared_pool_with_no_node_observed_has_none() -> None:

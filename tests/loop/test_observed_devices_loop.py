@@ -22,7 +22,14 @@ from modelplane.dev.loop.nodes import NodeState, node_name
 from modelplane.dev.loop.records import history_text
 
 from tests.loop.conftest import Fleets
-from tests.loop.test_admission_loop import TEAMS, _charged, _deployment, _pending, _replicas_of, _team
+from tests.loop.test_admission_loop import (
+    TEAMS,
+    _charged,
+    _deployment,
+    _pending,
+    _replicas_of,
+    _team,
+)
 
 pytestmark = pytest.mark.loop
 
@@ -32,7 +39,10 @@ FREE = "eks-eu-central"
 
 
 def _pool(plane: Any) -> dict[str, Any]:
-    return get_path(plane.get(plane.one("InferenceCluster", FREE)), "spec.nodePools")[0]
+    pools: list[dict[str, Any]] = get_path(
+        plane.get(plane.one("InferenceCluster", FREE)), "spec.nodePools"
+    )
+    return pools[0]
 
 
 def _published(plane: Any) -> dict[str, Any]:
@@ -47,14 +57,15 @@ def test_racing_deployments_converge_on_the_nodes_that_publish_devices(
     plane = converged.get(FLEET).plane.clone()
 
     def grow(obj: dict[str, Any]) -> None:
-        obj["spec"]["nodePools"][0]["nodeCount"] = 2
+        pool = obj["spec"]["nodePools"][0]
+        pool.update(nodeCount=2, minNodeCount=2, maxNodeCount=2)  # a fixed pool of 2
 
     plane.edit(plane.one("InferenceCluster", FREE), grow)
     bare = node_name(FREE, _pool(plane)["name"], 1)
     plane.providers.nodes[(FREE, bare)] = NodeState.NO_DEVICES
     plane.converge(PASSES)
     observed = _published(plane).get("observed") or {}
-    assert observed.get("nodes") == 2, plane.report()
+    assert (_published(plane)["nodes"], observed.get("nodes")) == (2, 2), plane.report()
     assert [g["nodes"] for g in observed["nodeDevices"] if not g["devices"]] == [1], observed
 
     template = plane.get(_deployment(plane, "qwen-west"))

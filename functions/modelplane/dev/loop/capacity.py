@@ -120,7 +120,9 @@ def _pool_nodes(world: World, obj: Obj, pool: str) -> int | None:
                 if observed.get("nodes") is None:
                     return int(entry.get("nodes", 0))
                 # DRA allocates a pod's claims on its node: a node publishing none takes none
-                bare = sum(int(g["nodes"]) for g in observed.get("nodeDevices") or () if not g["devices"])
+                bare = sum(
+                    int(g["nodes"]) for g in observed.get("nodeDevices") or () if not g["devices"]
+                )
                 return int(observed["nodes"]) - bare
     return None
 

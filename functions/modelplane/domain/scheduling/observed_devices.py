@@ -78,7 +78,9 @@ def layout(pool: Pool, classes: Sequence[str], per_node: Vector) -> dict[Vector,
     return _roomiest(groups, usable)
 
 
-def _vector(entries: Sequence[PoolDevice], offered: Sequence[int], classes: Sequence[str]) -> Vector:
+def _vector(
+    entries: Sequence[PoolDevice], offered: Sequence[int], classes: Sequence[str]
+) -> Vector:
     per_class: dict[str, int] = defaultdict(int)
     for entry, count in zip(entries, offered, strict=True):
         per_class[entry.device_class_name] += count
