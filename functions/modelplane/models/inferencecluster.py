@@ -619,6 +619,17 @@ class Device1(BaseModel):
     driver: Annotated[str, Field(max_length=63)]
 
 
+class NodeDevice(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    devices: Annotated[
+        list[Device1],
+        Field(description="Per DRA driver, the devices one such node publishes.", max_length=32),
+    ]
+    nodes: Annotated[int, Field(ge=0)]
+
+
 class UnavailableItem(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -643,6 +654,14 @@ class Observed(BaseModel):
         list[Device1] | None,
         Field(
             description="Per DRA driver, the devices the ResourceSlices of those nodes publish.",
+            max_length=32,
+        ),
+    ] = None
+    node_devices: Annotated[
+        list[NodeDevice] | None,
+        Field(
+            alias="nodeDevices",
+            description="Those nodes grouped by the devices each one's ResourceSlices publish (a pod needs all it claims on one node): the scheduler charges each node with what it publishes, never more than the class declares. Absent while no ResourceSlice is observed (the declared devices stand).",
             max_length=32,
         ),
     ] = None
