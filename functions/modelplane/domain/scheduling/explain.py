@@ -42,6 +42,7 @@ from modelplane.domain.scheduling.placement import (
     OutsideCache,
     Overcommitted,
     PassedOver,
+    PoolDraining,
     PoolGone,
     PoolMiss,
     PoolNoLongerFits,
@@ -215,6 +216,8 @@ def drop_reason(reason: DropReason) -> str:
             return f"{taints(found)} not tolerated"
         case PoolGone(engine, pool):
             return f"pool {pool} of engine {engine} is no longer published"
+        case PoolDraining(engine, pool):
+            return f"pool {pool} of engine {engine} is draining (removed or replaced in its cluster's spec)"
         case PoolNoLongerFits(engine, pool, why):
             return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
         case NoPoolForEngine(engine):

@@ -222,6 +222,15 @@ class PoolGone:
 
 
 @dataclass(frozen=True)
+class PoolDraining:
+    """An engine's pinned pool is draining: removed from (or replaced in) its cluster's
+    spec, kept only until the replicas pinned there have moved (make before break)."""
+
+    engine: str
+    pool: str
+
+
+@dataclass(frozen=True)
 class PoolNoLongerFits:
     """An engine's pinned pool no longer fits its (edited) device selectors."""
 
@@ -284,6 +293,7 @@ DropReason = (
     | ClusterDeselected
     | Evicted
     | PoolGone
+    | PoolDraining
     | PoolNoLongerFits
     | NoPoolForEngine
     | Overcommitted
@@ -302,6 +312,7 @@ MOVE_REASONS = (
     ClusterGone,
     ClusterDeselected,
     PoolGone,
+    PoolDraining,
     PoolNoLongerFits,
     NoPoolForEngine,
     Overcommitted,
