@@ -31,7 +31,10 @@ from tests.domain.scheduler_kit import (
 
 def _replica(ns: str, name: str, *pools: Any) -> dict[str, Any]:
     members = [{"nodePoolName": p} for p in pools]
-    return {"metadata": {"name": name, "namespace": ns}, "spec": {"engines": [{"members": members}]}}
+    return {
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"engines": [{"members": members}]},
+    }
 
 
 def test_pins_lists_each_pool_s_replicas_sorted_and_skips_the_unreadable() -> None:
@@ -57,7 +60,10 @@ def test_drains_keeps_removed_and_replaced_pools_only_while_pinned() -> None:
 
 def test_only_fields_the_function_sets_other_than_counts_replace_nodes() -> None:
     observed = [{"name": "gpu", "instanceType": "g6.xlarge", "nodeCount": 1, "amiType": "x"}]
-    assert draining.replaced([{"name": "gpu", "instanceType": "g6.xlarge", "nodeCount": 4}], observed) == []
+    assert (
+        draining.replaced([{"name": "gpu", "instanceType": "g6.xlarge", "nodeCount": 4}], observed)
+        == []
+    )
     assert draining.replaced([{"name": "gpu", "instanceType": "g6e.xlarge"}], observed) == ["gpu"]
     assert draining.replaced([{"name": "new", "instanceType": "g6e.xlarge"}], observed) == []
 
@@ -101,7 +107,9 @@ def test_a_replica_on_a_draining_pool_moves_make_before_break() -> None:
 
 def test_with_nowhere_to_go_the_replica_keeps_running_on_the_draining_pool() -> None:
     old = _mine("a")
-    placement = run(_wants(), fleet(cluster("a", _draining("gpu", 1)), replicas=[old]), ready=[old.name])
+    placement = run(
+        _wants(), fleet(cluster("a", _draining("gpu", 1)), replicas=[old]), ready=[old.name]
+    )
     assert placement.dropped == ()
     assert [m.name for m in placement.moving] == [old.name]
     assert placement.replicas == ()
@@ -111,7 +119,12 @@ def test_with_nowhere_to_go_the_replica_keeps_running_on_the_draining_pool() -> 
 
 
 def _published(entry: dict[str, Any]) -> Any:
-    gpu = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1}
+    gpu = {
+        "name": "gpu",
+        "driver": "gpu.nvidia.com",
+        "deviceClassName": "gpu.nvidia.com",
+        "count": 1,
+    }
     doc = {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "InferenceCluster",
@@ -121,7 +134,9 @@ def _published(entry: dict[str, Any]) -> Any:
     return read_cluster(as_struct(doc))
 
 
-@pytest.mark.parametrize(("entry", "drains"), [({}, False), ({"draining": True}, True), ({"draining": False}, False)])
+@pytest.mark.parametrize(
+    ("entry", "drains"), [({}, False), ({"draining": True}, True), ({"draining": False}, False)]
+)
 def test_the_fleet_reader_reads_draining(entry: dict[str, Any], drains: bool) -> None:
     found = _published(entry)
     assert found is not None and found.pools is not None

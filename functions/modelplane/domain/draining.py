@@ -54,7 +54,9 @@ class Drain:
 
     def __str__(self) -> str:
         """Say what is kept and for whom, in the words a platform team uses."""
-        what = "removed from spec.nodePools" if self.why == REMOVED else "its nodes would be replaced"
+        what = (
+            "removed from spec.nodePools" if self.why == REMOVED else "its nodes would be replaced"
+        )
         names = ", ".join(f"ModelReplica {r}" for r in self.replicas)
         return f"pool {self.pool} ({what}) drains until {names} move off it"
 
@@ -99,9 +101,7 @@ def drains(
         replaced: Declared pools whose nodes the spec would replace.
         pinned: The replicas pinned to each pool (:func:`pins`).
     """
-    found = [
-        Drain(p, REMOVED, pinned[p]) for p in set(existing) - set(declared) if pinned.get(p)
-    ]
+    found = [Drain(p, REMOVED, pinned[p]) for p in set(existing) - set(declared) if pinned.get(p)]
     found += [Drain(p, REPLACED, pinned[p]) for p in set(replaced) if pinned.get(p)]
     return sorted(found, key=lambda d: d.pool)
 
@@ -143,9 +143,7 @@ def held_node_pools(
         for p in desired
     ]
     names = {p["name"] for p in desired}
-    pools += [
-        dict(p) for p in observed if p.get("name") in kept and p.get("name") not in names
-    ]
+    pools += [dict(p) for p in observed if p.get("name") in kept and p.get("name") not in names]
     return pools
 
 

@@ -8,7 +8,9 @@ Two things stand in for controllers that do not run here:
 - the InferenceCluster function's publishing: ``status.gpuPools`` is published from
   ``spec.nodePools`` and the InferenceClasses (:func:`modelplane.domain.cluster.gpu_pools`,
   the function's rule), so resizing or adding a pool changes what the scheduler reads;
-  a pool whose class is not in the scenario keeps the status it was given;
+  a pool whose class is not in the scenario keeps the status it was given; a pool
+  removed while replicas are pinned there stays published, draining, until they have
+  moved (:mod:`modelplane.simulate.pool_draining`);
 - the workload clusters: a ModelReplica starts once a reconcile pass has gone by since
   it was created and its pool's schedulable nodes have room for its pods
   (:mod:`modelplane.simulate.nodes`: lost and cordoned nodes, oldest first), and
@@ -33,13 +35,13 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit, planning
 from modelplane.domain import cluster as cluster_domain
-from modelplane.domain import naming
+from modelplane.domain import draining, naming
 from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
 from modelplane.planning import as_struct, read_cluster, read_replica, read_strategy
-from modelplane.simulate import edits, nodes
+from modelplane.simulate import edits, nodes, pool_draining
 from modelplane.simulate import scenario as sc
 
 # Where a healthy cluster given without status serves; only its presence matters to the
@@ -373,7 +375,7 @@ class World:
         InferenceCluster function does; a pool whose class is unknown keeps what it had."""
         doc = self.clusters[name]
         declared = (doc.get("spec") or {}).get("nodePools")
-        if not declared:
+        if declared is None or not (declared or self._pinned(name)):
             return
         pools = []
         for i, raw in enumerate(declared):
@@ -395,13 +397,31 @@ class World:
         elif not isinstance(status, dict):
             msg = f"{where}: InferenceCluster {name}: status must be a mapping"
             raise sc.ScenarioError(msg)
-        gpu_pools = cluster_domain.keep_flapping_pools(
-            pools, published, status.get("gpuPools") or []
+        shown = status.get("gpuPools") or []
+        gpu_pools = pool_draining.publish(
+            pools,
+            cluster_domain.keep_flapping_pools(pools, published, shown),
+            shown,
+            self._pinned(name),
         )
         if status.get("gpuPools") != gpu_pools:
             doc = copy.deepcopy(doc)
             doc["status"] = {**status, "gpuPools": gpu_pools}
             self.clusters[name] = doc
+
+    def _pinned(self, cluster: str) -> dict[str, tuple[str, ...]]:
+        """The replicas pinned to each pool of ``cluster``, as the InferenceCluster reads them."""
+        return draining.pins(r.manifest for r in self.replicas.values() if r.cluster == cluster)
+
+    def republish(self) -> bool:
+        """Publish every cluster's pools again, as the InferenceCluster function does on
+        each reconcile (a draining pool goes once no replica pins it); tell whether any
+        cluster changed."""
+        before = dict(self.clusters)
+        for name in sorted(self.clusters):
+            self._publish(name, f"InferenceCluster {name}")
+            self._observe(name)
+        return any(self.clusters[n] is not doc for n, doc in before.items())
 
     # --- the ledger ----------------------------------------------------------------------------
 

@@ -217,7 +217,7 @@ def drop_reason(reason: DropReason) -> str:
         case PoolGone(engine, pool):
             return f"pool {pool} of engine {engine} is no longer published"
         case PoolDraining(engine, pool):
-            return f"pool {pool} of engine {engine} is draining (removed or replaced in its cluster's spec)"
+            return f"pool {pool} of engine {engine} is draining"
         case PoolNoLongerFits(engine, pool, why):
             return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
         case NoPoolForEngine(engine):
