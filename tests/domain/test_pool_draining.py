@@ -139,7 +139,8 @@ def _published(entry: dict[str, Any]) -> Any:
 )
 def test_the_fleet_reader_reads_draining(entry: dict[str, Any], drains: bool) -> None:
     found = _published(entry)
-    assert found is not None and found.pools is not None
+    assert found is not None
+    assert found.pools is not None
     assert found.pools[0].draining is drains
 
 

@@ -161,9 +161,8 @@ def published(
     entries = []
     for entry in fresh:
         name = entry.get("name")
-        if name in why:
-            entry = before.get(name) or entry
-        entries.append(_marked(entry, name in why))
+        shown_as = before.get(name) if name in why else None
+        entries.append(_marked(shown_as or entry, name in why))
     names = {e.get("name") for e in fresh}
     for drain in draining:
         if drain.pool not in names and drain.pool in before:
