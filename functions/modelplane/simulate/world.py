@@ -132,6 +132,8 @@ class World:
         # Nodes down per (cluster, pool); whether the next pass runs reconciles concurrently.
         self.down: dict[tuple[str, str], nodes.Down] = {}
         self.racing = False
+        # Clusters a pool was removed from: published from the spec even with none left.
+        self.pools_removed: set[str] = set()
         self._clock = 0
         # Readings per document; each holds its document, so the identity check is exact.
         self._readings: dict[Key, tuple[dict[str, Any], ModelDeployment, Deployment]] = {}
@@ -229,6 +231,7 @@ class World:
                 self._add_pool(cluster, pool)
             case sc.RemovePool(cluster, pool):
                 edits.remove_pool(*self._pool_of(cluster, pool), pool)
+                self.pools_removed.add(cluster)
             case sc.SetPoolNodes(cluster, pool, nodes):
                 edits.resize_pool(*self._pool_of(cluster, pool), pool, nodes)
             case sc.SetClusterReady(cluster, ready):
@@ -375,8 +378,8 @@ class World:
         InferenceCluster function does; a pool whose class is unknown keeps what it had."""
         doc = self.clusters[name]
         declared = (doc.get("spec") or {}).get("nodePools")
-        if declared is None or not (declared or self._pinned(name)):
-            return
+        if not declared and name not in self.pools_removed:
+            return  # a cluster given with its status only keeps it
         pools = []
         for i, raw in enumerate(declared):
             if (
