@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from modelplane.domain import draining
-from modelplane.domain.scheduling.explain import drop_reason
+from modelplane.domain.scheduling.explain import cluster_reason, drop_reason
 from modelplane.domain.scheduling.placement import PoolDraining
 from modelplane.planning import as_struct, read_cluster
 from modelplane.planning.fields import UnreadableError
@@ -103,6 +103,15 @@ def test_a_replica_on_a_draining_pool_moves_make_before_break() -> None:
     assert third.moving == ()
     assert [(d.name, type(d.reason)) for d in third.dropped] == [(old.name, PoolDraining)]
     assert "is draining" in drop_reason(third.dropped[0].reason)
+
+
+def test_a_cluster_with_only_a_draining_pool_says_so() -> None:
+    placement = run(_wants(), fleet(cluster("a", _draining("gpu", 4))))
+    assert placement.replicas == ()
+    (passed,) = placement.passed_over
+    assert [cluster_reason(r) for r in passed.reasons] == [
+        "no pool fits engine qwen (draining, taking nothing new: gpu)"
+    ]
 
 
 def test_with_nowhere_to_go_the_replica_keeps_running_on_the_draining_pool() -> None:

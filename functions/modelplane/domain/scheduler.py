@@ -491,8 +491,9 @@ class _Run:
             return tuple(reasons)
         if not cluster.pools:
             return (NoPools(unknown=cluster.pools is None),)
+        draining = tuple(sorted(p.name for p in cluster.pools if p.draining))
         return tuple(
-            NoPoolFits(o.engine.name, o.misses)
+            NoPoolFits(o.engine.name, o.misses, draining)
             for o in self._cluster_options(cluster.name)
             if not o.fits
         )

@@ -146,8 +146,9 @@ def cluster_reason(reason: ClusterReason) -> str:
             return f"{taints(found)} not tolerated"
         case NoPools(unknown):
             return "GPU pools not published yet" if unknown else "publishes no GPU pools"
-        case NoPoolFits(engine, misses):
-            return f"no pool fits engine {engine}{_misses(misses)}"
+        case NoPoolFits(engine, misses, draining):
+            drains = f" (draining, taking nothing new: {', '.join(draining)})" if draining else ""
+            return f"no pool fits engine {engine}{_misses(misses)}{drains}"
         case NoRoom(shortages):
             return "; ".join(_shortage(s) for s in shortages)
         case NotNeeded():

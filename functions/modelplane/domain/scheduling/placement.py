@@ -148,10 +148,12 @@ class NoPools:
 
 @dataclass(frozen=True)
 class NoPoolFits:
-    """No pool of the cluster fits an engine."""
+    """No pool of the cluster fits an engine; ``draining``: the cluster's draining pools,
+    which take nothing new whatever they fit."""
 
     engine: str
     misses: tuple[PoolMiss, ...]
+    draining: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
