@@ -420,11 +420,15 @@ class World:
         """Publish every cluster's pools again, as the InferenceCluster function does on
         each reconcile (a draining pool goes once no replica pins it); tell whether any
         cluster changed."""
-        before = dict(self.clusters)
-        for name in sorted(self.clusters):
+        changed = False
+        for name, doc in sorted(self.clusters.items()):
             self._publish(name, f"InferenceCluster {name}")
             self._observe(name)
-        return any(self.clusters[n] is not doc for n, doc in before.items())
+            if self.clusters[name] == doc:
+                self.clusters[name] = doc  # the same reading: keep what is cached for it
+            else:
+                changed = True
+        return changed
 
     # --- the ledger ----------------------------------------------------------------------------
 
