@@ -84,8 +84,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     status["gpuPools"] = draining.published(
         domain.keep_flapping_pools(pools, published, shown), shown, drains
     )
-    observing = [p.name for p in pools] + pool_draining.removed(drains)
-    observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, observing), pools)
+    # A removed pool still draining is observed too: its nodes still take its replicas.
+    watched = [p.name for p in pools] + pool_draining.removed(drains)
+    observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, watched), pools)
     status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
     for problem in problems:
         kit.warn(rsp, str(problem))

@@ -381,7 +381,7 @@ class World:
         if not declared and name not in self.pools_removed:
             return  # a cluster given with its status only keeps it
         pools = []
-        for i, raw in enumerate(declared):
+        for i, raw in enumerate(declared or ()):
             if (
                 not isinstance(raw, Mapping)
                 or not isinstance(raw.get("name"), str)
