@@ -18,6 +18,7 @@ from e2e.__main__ import run_all, wanted_scenarios
 from e2e.fleet import capacity_scenarios as capacity
 from e2e.fleet import deploy_scenarios as deploy
 from e2e.fleet import move_scenarios as moves
+from e2e.fleet import pool_scenarios as pools
 from e2e.fleet import rollout_scenarios as rollouts
 from e2e.fleet import selector_scenarios as selectors
 from e2e.fleet import sharing_scenarios as sharing
@@ -116,6 +117,14 @@ SCENARIOS = (
         ("deploy",),
         optional=ROLLOUT_FAILS,
     ),
+    Scenario(
+        "pool-removal",
+        "the pool under the replica removed from its InferenceCluster's spec: published "
+        "draining while the replica runs there, the replica moves (make before break) and is "
+        "Ready elsewhere, then the pool goes",
+        pools.pool_removal,  # type: ignore[arg-type]
+        ("deploy",),
+    ),
 )
 
 
@@ -154,7 +163,7 @@ def main() -> int:
             f"selectors: {ctx.stats['selector_disagreements']} disagreements between our CEL "
             f"and kube-scheduler in {ctx.stats['selector_probes']} probes"
         )
-    for key in ("rollout_timeline", "bad_image_timeline"):
+    for key in ("rollout_timeline", "bad_image_timeline", "pool_removal_timeline"):
         if key in ctx.stats:
             print(f"{key.replace('_', ' ')}: {ctx.stats[key]}")
     capacity.summary(ctx)

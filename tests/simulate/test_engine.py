@@ -166,15 +166,31 @@ def test_pool_events_change_what_is_published(tmp_path: Path) -> None:
         {"events": [{"removePool": {"cluster": "c1", "pool": "q"}}]},
     ]
     data = simulate_data(str(write_scenario(tmp_path, fleet, timeline)))
-    pools = [{p["pool"]: (p["used"], p["nodes"]) for p in step(data, i)["pools"]} for i in range(4)]
+    pools = [
+        {
+            p["pool"]: (p["used"], p["nodes"], p.get("draining", False))
+            for p in step(data, i)["pools"]
+        }
+        for i in range(4)
+    ]
     assert pools == [
-        {"p": (1, 1)},
-        {"p": (1, 1), "q": (1, 1)},
-        {"p": (2, 2), "q": (1, 1)},
-        {"p": (2, 2)},
+        {"p": (1, 1, False)},
+        {"p": (1, 1, False), "q": (1, 1, False)},
+        {"p": (2, 2, False), "q": (1, 1, False)},
+        # A replica is pinned to the removed pool: it stays published, draining.
+        {"p": (2, 2, False), "q": (1, 1, True)},
     ]
     # The replica on the removed pool must move; c1 has no room, so it keeps running.
     assert placed(data, 3) == {"ml/a": ["c1/0", "c1/1+moving", "c1/2"]}
+
+
+def test_a_removed_pool_nothing_pins_goes_even_the_last(tmp_path: Path) -> None:
+    fleet = [gpu_class(), cluster("c1", {"p": 1}), cluster("c2", {"q": 1})]
+    timeline: list[dict[str, Any]] = [
+        {"events": [{"removePool": {"cluster": "c1", "pool": "p"}}]},
+    ]
+    data = simulate_data(str(write_scenario(tmp_path, fleet, timeline)))
+    assert [(p["cluster"], p["pool"]) for p in step(data, 1)["pools"]] == [("c2", "q")]
 
 
 def test_a_not_ready_cluster_keeps_its_replicas_and_takes_no_new_ones(tmp_path: Path) -> None:

@@ -91,6 +91,7 @@ def _pools(mode: dict[str, Any]) -> dict[str, str]:
         f"{p['cluster']}/{p['pool']}": f"{p['used']}/{p['nodes']}"
         + (f" ({p['devicesUsed']}/{p['devices']} devices)" if p["capacity"] == "Devices" else "")
         + (f" ({p['declared']} declared)" if p.get("declared") else "")
+        + (" (draining)" if p.get("draining") else "")
         for p in mode["pools"]
     }
 

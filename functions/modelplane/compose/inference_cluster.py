@@ -12,7 +12,11 @@ Steps, each waiting for what it needs:
    credentials (GKE, Nebius, or an Existing cluster with an identity Secret), they pair
    it with the identity the cloud cluster publishes (``status.identitySecretRef``).
 4. A ServingStack on the cluster, which reports the cluster gateway's address.
-5. While ModelReplicas (labelled ``modelplane.ai/cluster=<name>``) or ModelCaches (whose
+5. A pool removed, renamed or replaced (a class change that would replace its nodes)
+   while ModelReplicas pin it is kept, its node group as observed, and published with
+   ``draining: true`` so the replicas move off it first (:mod:`.pool_draining`);
+   condition ``PoolsDraining`` names them.
+6. While ModelReplicas (labelled ``modelplane.ai/cluster=<name>``) or ModelCaches (whose
    ``status.clusters`` lists it) use the cluster: a ClusterUsage of the cluster itself, so
    the API server refuses to delete it (:mod:`modelplane.domain.usage`); condition
    ``InUse`` names them. Once none does, the ClusterUsage goes and a deletion refused
@@ -30,9 +34,10 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
-from modelplane.compose import cluster_capacity
-from modelplane.domain import api, usage
+from modelplane.compose import cluster_capacity, pool_draining
+from modelplane.domain import api, draining, usage
 from modelplane.domain import cluster as domain
+from modelplane.domain.draining import Drain
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.inferencecluster import InferenceCluster
 
@@ -70,19 +75,22 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     classes = _classes(req, rsp)
     status: dict[str, Any] = {}
     published, problems = domain.gpu_pools(pools, classes)
-    status["gpuPools"] = domain.keep_flapping_pools(
-        pools, published, (xr.get("status") or {}).get("gpuPools") or []
-    )
-    observation = cluster_capacity.observe(req, [p.name for p in pools])
-    observation = cluster_capacity.autoscaled(observation, pools)
-    status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
     source = spec["cluster"]["source"]
     if source in domain.PROVISIONED:
         problems += domain.provisioning_problems(source, pools, classes)
         problems += domain.location_problems(source, spec["cluster"].get(source.lower()))
+    drains = pool_draining.plan(req, source, pools, classes, problems)
+    shown = (xr.get("status") or {}).get("gpuPools") or []
+    status["gpuPools"] = draining.published(
+        domain.keep_flapping_pools(pools, published, shown), shown, drains
+    )
+    # A removed pool still draining is observed too: its nodes still take its replicas.
+    watched = [p.name for p in pools] + pool_draining.removed(drains)
+    observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, watched), pools)
+    status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
     for problem in problems:
         kit.warn(rsp, str(problem))
-    kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems)
+    kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems, drains)
     if kubeconfig is not None:
         _provider_configs(rsp, name, kubeconfig, _identity(req, spec))
         status["providerConfigRef"] = {"name": name}
@@ -97,6 +105,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     kit.keep_status(req, rsp, "providerConfigRef", "gateway", "cache")
     _conditions(req, rsp, source, kubeconfig, problems)
     cluster_capacity.set_condition(rsp, observation)
+    pool_draining.report(rsp, drains)
     released = [] if _hold_while_used(req, rsp, name) else [USAGE_KEY]
     if source not in domain.PROVISIONED:
         released.append(CLOUD_KEY)  # the spec adopts a cluster: it provisions none
@@ -162,8 +171,11 @@ def _cloud_cluster(
     pools: list[domain.Pool],
     classes: dict[str, Any],
     problems: list[domain.Problem],
+    drains: list[Drain],
 ) -> dict[str, Any] | None:
-    """Compose the cloud cluster if provisioned; return the kubeconfig Secret ref once known."""
+    """Compose the cloud cluster if provisioned; return the kubeconfig Secret ref once known.
+
+    A pool still draining keeps its node group as observed (:mod:`.pool_draining`)."""
     source = spec["cluster"]["source"]
     if source == "Existing":
         ref = spec["cluster"]["existing"]["secretRef"]
@@ -178,7 +190,9 @@ def _cloud_cluster(
             "apiVersion": INFRA,
             "kind": domain.CLUSTER_KINDS[source],
             "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE},
-            "spec": domain.cloud_cluster_spec(source, location, pools, classes),
+            "spec": pool_draining.hold_node_pools(
+                req, domain.cloud_cluster_spec(source, location, pools, classes), drains
+            ),
         }
         kit.compose(rsp, CLOUD_KEY, manifest)
     ref = kit.mapping(observed, "status", "kubeconfigSecretRef")

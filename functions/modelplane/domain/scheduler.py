@@ -99,6 +99,7 @@ from modelplane.domain.scheduling.placement import (
     PassedOver,
     PlacedReplica,
     Placement,
+    PoolDraining,
     PoolGone,
     PoolNoLongerFits,
     PoolUsage,
@@ -298,6 +299,8 @@ class _Run:
             pool = pools.get(pin)
             if pool is None:
                 return PoolGone(engine.name, pin)
+            if pool.draining:
+                return PoolDraining(engine.name, pin)  # moves, make before break
             fit = self.fitter.engine_on(i, pool)
             if not isinstance(fit, EngineFit):
                 return PoolNoLongerFits(engine.name, pin, fit)
@@ -488,8 +491,9 @@ class _Run:
             return tuple(reasons)
         if not cluster.pools:
             return (NoPools(unknown=cluster.pools is None),)
+        draining = tuple(sorted(p.name for p in cluster.pools if p.draining))
         return tuple(
-            NoPoolFits(o.engine.name, o.misses)
+            NoPoolFits(o.engine.name, o.misses, draining)
             for o in self._cluster_options(cluster.name)
             if not o.fits
         )
@@ -497,7 +501,8 @@ class _Run:
     def _cluster_options(self, name: str) -> list[EngineOptions]:
         found = self._options.get(name)
         if found is None:
-            pools: Sequence[Pool] = self.clusters[name].pools or ()
+            # A draining pool takes nothing new: only the replicas it still runs.
+            pools: Sequence[Pool] = [p for p in self.clusters[name].pools or () if not p.draining]
             found = [self.fitter.options(i, pools) for i in range(len(self.deployment.engines))]
             self._options[name] = found
         return found

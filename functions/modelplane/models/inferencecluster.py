@@ -694,6 +694,12 @@ class GpuPool(BaseModel):
         list[Device] | None,
         Field(description="The pool's InferenceClass devices, as declared.", max_length=32),
     ] = None
+    draining: Annotated[
+        bool | None,
+        Field(
+            description="True while the pool is kept only for the ModelReplicas pinned to it: it was removed or renamed in spec.nodePools, or a class change would replace its nodes. Its node group stays as it is, the scheduler places nothing new on it and moves those replicas elsewhere (make before break); once none is pinned there the pool goes, or is re-created with its new shape. Condition PoolsDraining names the replicas. Absent otherwise."
+        ),
+    ] = None
     name: Annotated[
         str, Field(description="The pool's name (nodes carry modelplane.ai/pool=<name>).")
     ]

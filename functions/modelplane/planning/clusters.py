@@ -298,12 +298,16 @@ def _plain_pools(values: Any) -> Any:
         if text not in ("Nodes", "Devices"):
             return _MISSING
         shape: Capacity = "Devices" if text == "Devices" else "Nodes"
+        draining = pool.get("draining")
+        if draining is not None and draining.WhichOneof("kind") != "bool_value":
+            return _MISSING
         try:
             read = _pool_devices(devices)
             observed = _observed(pool) if "observed" in pool else None
         except UnreadableError:
             return _MISSING  # _pools names it, with the pool's place
-        pools.append(Pool(str(name.string_value), int(count), read, shape, observed))
+        drains = draining is not None and bool(draining.bool_value)
+        pools.append(Pool(str(name.string_value), int(count), read, shape, observed, drains))
     return tuple(pools)
 
 
@@ -325,11 +329,13 @@ def _pools(status: Fields) -> tuple[Pool, ...] | None:
             devices = _pool_devices(pool.get("devices", _EMPTY))
             capacity = _capacity(_text(pool, "capacity"))
             observed = _observed(pool)
+            draining = _value(pool, "draining", "bool_value")
         except UnreadableError as exc:
             error = exc.within(f"gpuPools[{i}]")
             raise error from None
         if name:
-            pools.append(Pool(name, nodes, devices, capacity, observed))
+            drains = draining is not None and bool(draining.bool_value)
+            pools.append(Pool(name, nodes, devices, capacity, observed, drains))
     return tuple(pools)
 
 

@@ -48,9 +48,10 @@ def check_pool(cluster: str, spec: Mapping[str, Any], status: Mapping[str, Any],
 
 
 def remove_pool(spec: dict[str, Any], status: dict[str, Any], pool: str) -> None:
-    """Remove a pool from what the cluster declares and publishes."""
+    """Remove a pool from what the cluster declares; publishing then keeps it draining
+    while replicas are pinned there, as the InferenceCluster function does."""
+    del status  # what is published follows the spec and the replicas (World._publish)
     spec["nodePools"] = [p for p in spec.get("nodePools") or [] if p.get("name") != pool]
-    status["gpuPools"] = [p for p in status.get("gpuPools") or [] if p.get("name") != pool]
 
 
 def resize_pool(spec: dict[str, Any], status: dict[str, Any], pool: str, nodes: int) -> None:

@@ -155,6 +155,7 @@ def _step(
         for key in sorted(world.deployments):
             changed |= _reconcile(world, key, passes, settling, snapshot)
         changed |= world.start_replicas()
+        changed |= world.republish()  # the clusters' reconciles: a drained pool goes
         converged = not changed
         if progress is not None:
             progress(index, total, passes)
@@ -411,19 +412,26 @@ def _pools(world: World) -> tuple[rs.PoolUse, ...]:
             shared = ledger.shares(replica.cluster, engine.pool)
             used = sum(sum(c for _, c in d) * n for d, n in engine.pods) if shared else engine.nodes
             users[(replica.cluster, engine.pool)][owner] += used
+    draining = {(c.name, p.name) for c in fleet.clusters for p in c.pools or () if p.draining}
     return tuple(
-        _admitted(ledger, key, _pool_use(ledger, key, users[key])) for key in sorted(ledger)
+        _admitted(ledger, key, _pool_use(ledger, key, users[key]), draining)
+        for key in sorted(ledger)
     )
 
 
-def _admitted(ledger: Ledger, key: tuple[str, str], use: rs.PoolUse) -> rs.PoolUse:
-    """Say what the pool declares when it observes fewer nodes, and whom it does not admit."""
+def _admitted(
+    ledger: Ledger, key: tuple[str, str], use: rs.PoolUse, draining: set[tuple[str, str]]
+) -> rs.PoolUse:
+    """Say what the pool declares when it observes fewer nodes, whom it does not admit,
+    and whether it is draining."""
     cluster, pool = key
     declared = (
         ledger.declared(cluster, pool) if ledger.observed_below_declared(cluster, pool) else 0
     )
     refused = tuple(order[3] for order, _, _ in ledger.overcommitted(cluster, pool))
-    return dataclasses.replace(use, declared=declared, overcommitted=refused)
+    return dataclasses.replace(
+        use, declared=declared, overcommitted=refused, draining=key in draining
+    )
 
 
 def _pool_use(ledger: Ledger, key: tuple[str, str], users: dict[str, int]) -> rs.PoolUse:

@@ -150,6 +150,7 @@ class PoolUse:
     devices_used: int = 0
     declared: int = 0
     overcommitted: tuple[str, ...] = ()
+    draining: bool = False  # kept only for the replicas still pinned there
 
     @property
     def free(self) -> int:
@@ -302,6 +303,8 @@ def _pool_data(pool: PoolUse) -> dict[str, Any]:
         data |= {"devices": pool.devices, "devicesUsed": pool.devices_used}
     if pool.declared:
         data["declared"] = pool.declared
+    if pool.draining:
+        data["draining"] = True
     if pool.overcommitted:
         data["overcommitted"] = list(pool.overcommitted)
     return data

@@ -156,7 +156,7 @@ def _pools(modes: Sequence[str], step: rs.StepResult) -> list[str]:
     rows = []
     for i, pool in enumerate(first.pools):
         nodes = f"{pool.nodes} ({pool.declared} declared)" if pool.declared else str(pool.nodes)
-        row = [pool.cluster, pool.pool, nodes]
+        row = [pool.cluster, f"{pool.pool} (draining)" if pool.draining else pool.pool, nodes]
         found = [step.modes[mode].pools[i] for mode in modes]
         for other in found:
             shared = f" ({other.devices_used}/{other.devices} devices)" if other.devices else ""

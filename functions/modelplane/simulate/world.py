@@ -8,7 +8,9 @@ Two things stand in for controllers that do not run here:
 - the InferenceCluster function's publishing: ``status.gpuPools`` is published from
   ``spec.nodePools`` and the InferenceClasses (:func:`modelplane.domain.cluster.gpu_pools`,
   the function's rule), so resizing or adding a pool changes what the scheduler reads;
-  a pool whose class is not in the scenario keeps the status it was given;
+  a pool whose class is not in the scenario keeps the status it was given; a pool
+  removed while replicas are pinned there stays published, draining, until they have
+  moved (:mod:`modelplane.simulate.pool_draining`);
 - the workload clusters: a ModelReplica starts once a reconcile pass has gone by since
   it was created and its pool's schedulable nodes have room for its pods
   (:mod:`modelplane.simulate.nodes`: lost and cordoned nodes, oldest first), and
@@ -33,13 +35,13 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit, planning
 from modelplane.domain import cluster as cluster_domain
-from modelplane.domain import naming
+from modelplane.domain import draining, naming
 from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
 from modelplane.planning import as_struct, read_cluster, read_replica, read_strategy
-from modelplane.simulate import edits, nodes
+from modelplane.simulate import edits, nodes, pool_draining
 from modelplane.simulate import scenario as sc
 
 # Where a healthy cluster given without status serves; only its presence matters to the
@@ -130,6 +132,8 @@ class World:
         # Nodes down per (cluster, pool); whether the next pass runs reconciles concurrently.
         self.down: dict[tuple[str, str], nodes.Down] = {}
         self.racing = False
+        # Clusters a pool was removed from: published from the spec even with none left.
+        self.pools_removed: set[str] = set()
         self._clock = 0
         # Readings per document; each holds its document, so the identity check is exact.
         self._readings: dict[Key, tuple[dict[str, Any], ModelDeployment, Deployment]] = {}
@@ -227,6 +231,7 @@ class World:
                 self._add_pool(cluster, pool)
             case sc.RemovePool(cluster, pool):
                 edits.remove_pool(*self._pool_of(cluster, pool), pool)
+                self.pools_removed.add(cluster)
             case sc.SetPoolNodes(cluster, pool, nodes):
                 edits.resize_pool(*self._pool_of(cluster, pool), pool, nodes)
             case sc.SetClusterReady(cluster, ready):
@@ -373,10 +378,10 @@ class World:
         InferenceCluster function does; a pool whose class is unknown keeps what it had."""
         doc = self.clusters[name]
         declared = (doc.get("spec") or {}).get("nodePools")
-        if not declared:
-            return
+        if not declared and name not in self.pools_removed:
+            return  # a cluster given with its status only keeps it
         pools = []
-        for i, raw in enumerate(declared):
+        for i, raw in enumerate(declared or ()):
             if (
                 not isinstance(raw, Mapping)
                 or not isinstance(raw.get("name"), str)
@@ -395,13 +400,35 @@ class World:
         elif not isinstance(status, dict):
             msg = f"{where}: InferenceCluster {name}: status must be a mapping"
             raise sc.ScenarioError(msg)
-        gpu_pools = cluster_domain.keep_flapping_pools(
-            pools, published, status.get("gpuPools") or []
+        shown = status.get("gpuPools") or []
+        gpu_pools = pool_draining.publish(
+            pools,
+            cluster_domain.keep_flapping_pools(pools, published, shown),
+            shown,
+            self._pinned(name),
         )
         if status.get("gpuPools") != gpu_pools:
             doc = copy.deepcopy(doc)
             doc["status"] = {**status, "gpuPools": gpu_pools}
             self.clusters[name] = doc
+
+    def _pinned(self, cluster: str) -> dict[str, tuple[str, ...]]:
+        """The replicas pinned to each pool of ``cluster``, as the InferenceCluster reads them."""
+        return draining.pins(r.manifest for r in self.replicas.values() if r.cluster == cluster)
+
+    def republish(self) -> bool:
+        """Publish every cluster's pools again, as the InferenceCluster function does on
+        each reconcile (a draining pool goes once no replica pins it); tell whether any
+        cluster changed."""
+        changed = False
+        for name, doc in sorted(self.clusters.items()):
+            self._publish(name, f"InferenceCluster {name}")
+            self._observe(name)
+            if self.clusters[name] == doc:
+                self.clusters[name] = doc  # the same reading: keep what is cached for it
+            else:
+                changed = True
+        return changed
 
     # --- the ledger ----------------------------------------------------------------------------
 

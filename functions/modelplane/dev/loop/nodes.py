@@ -1,7 +1,7 @@
 """What provider-kubernetes' ObservedObjectCollection controller reports, over fake nodes.
 
 Each workload cluster has the nodes its InferenceCluster declares (``nodeCount`` per
-pool, named ``<cluster>-<pool>-<i>``): Ready, labelled ``modelplane.ai/pool``, tainted
+pool, named ``<cluster>-<pool>-<i>``; a draining pool keeps the nodes it publishes): Ready, labelled ``modelplane.ai/pool``, tainted
 ``nvidia.com/gpu=present:NoSchedule`` like Modelplane's cloud pools, each publishing one
 ResourceSlice per driver of its class's DRA devices. A test changes a node
 (:class:`NodeState`: lost, cordoned, NotReady, tainted, publishing no device) through
@@ -53,8 +53,7 @@ def cluster_nodes(
     name = str((cluster.get("metadata") or {}).get("name", ""))
     nodes: list[Obj] = []
     slices: list[Obj] = []
-    for pool in (cluster.get("spec") or {}).get("nodePools") or ():
-        devices = ((classes.get(str(pool.get("className"))) or {}).get("devices")) or ()
+    for pool, devices in _pools(cluster, classes):
         for i in range(int(pool.get("nodeCount", 1))):
             node = node_name(name, str(pool["name"]), i)
             state = states.get((name, node))
@@ -64,6 +63,29 @@ def cluster_nodes(
             if state is not NodeState.NO_DEVICES:
                 slices += _slices(node, devices)
     return nodes, slices
+
+
+def _pools(
+    cluster: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[Mapping[str, Any], Any]]:
+    """Each pool with nodes, and its devices: the declared pools, then the draining ones
+    (removed from the spec, their node groups kept while replicas run there), which keep
+    the nodes and devices they publish."""
+    pools: list[tuple[Mapping[str, Any], Any]] = []
+    declared = (cluster.get("spec") or {}).get("nodePools") or ()
+    for pool in declared:
+        devices = ((classes.get(str(pool.get("className"))) or {}).get("devices")) or ()
+        pools.append((pool, devices))
+    names = {p.get("name") for p in declared}
+    for shown in (cluster.get("status") or {}).get("gpuPools") or ():
+        if shown.get("draining") and shown.get("name") not in names:
+            pools.append(
+                (
+                    {"name": shown["name"], "nodeCount": shown.get("nodes", 0)},
+                    shown.get("devices") or (),
+                )
+            )
+    return pools
 
 
 def _node(name: str, pool: str, state: NodeState | None) -> Obj:

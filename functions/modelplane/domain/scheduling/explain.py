@@ -42,6 +42,7 @@ from modelplane.domain.scheduling.placement import (
     OutsideCache,
     Overcommitted,
     PassedOver,
+    PoolDraining,
     PoolGone,
     PoolMiss,
     PoolNoLongerFits,
@@ -145,8 +146,9 @@ def cluster_reason(reason: ClusterReason) -> str:
             return f"{taints(found)} not tolerated"
         case NoPools(unknown):
             return "GPU pools not published yet" if unknown else "publishes no GPU pools"
-        case NoPoolFits(engine, misses):
-            return f"no pool fits engine {engine}{_misses(misses)}"
+        case NoPoolFits(engine, misses, draining):
+            drains = f" (draining, taking nothing new: {', '.join(draining)})" if draining else ""
+            return f"no pool fits engine {engine}{_misses(misses)}{drains}"
         case NoRoom(shortages):
             return "; ".join(_shortage(s) for s in shortages)
         case NotNeeded():
@@ -215,6 +217,8 @@ def drop_reason(reason: DropReason) -> str:
             return f"{taints(found)} not tolerated"
         case PoolGone(engine, pool):
             return f"pool {pool} of engine {engine} is no longer published"
+        case PoolDraining(engine, pool):
+            return f"pool {pool} of engine {engine} is draining"
         case PoolNoLongerFits(engine, pool, why):
             return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
         case NoPoolForEngine(engine):

@@ -162,6 +162,9 @@ class Pool:
     Attributes:
         nodes: The declared node count.
         observed: What the cluster shows of the pool; None while unknown.
+        draining: The pool left its cluster's spec (removed, renamed, or its nodes
+            replaced by a class change) and stays only for the replicas pinned there:
+            nothing new is placed on it, and those replicas move (make before break).
     """
 
     name: str
@@ -169,6 +172,7 @@ class Pool:
     devices: tuple[PoolDevice, ...] = ()
     capacity: Capacity = "Nodes"
     observed: ObservedCapacity | None = None
+    draining: bool = False
 
     @property
     def usable_nodes(self) -> int:

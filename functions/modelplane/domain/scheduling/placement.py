@@ -148,10 +148,12 @@ class NoPools:
 
 @dataclass(frozen=True)
 class NoPoolFits:
-    """No pool of the cluster fits an engine."""
+    """No pool of the cluster fits an engine; ``draining``: the cluster's draining pools,
+    which take nothing new whatever they fit."""
 
     engine: str
     misses: tuple[PoolMiss, ...]
+    draining: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,15 @@ class PoolGone:
 
 
 @dataclass(frozen=True)
+class PoolDraining:
+    """An engine's pinned pool is draining: removed from (or replaced in) its cluster's
+    spec, kept only until the replicas pinned there have moved (make before break)."""
+
+    engine: str
+    pool: str
+
+
+@dataclass(frozen=True)
 class PoolNoLongerFits:
     """An engine's pinned pool no longer fits its (edited) device selectors."""
 
@@ -284,6 +295,7 @@ DropReason = (
     | ClusterDeselected
     | Evicted
     | PoolGone
+    | PoolDraining
     | PoolNoLongerFits
     | NoPoolForEngine
     | Overcommitted
@@ -302,6 +314,7 @@ MOVE_REASONS = (
     ClusterGone,
     ClusterDeselected,
     PoolGone,
+    PoolDraining,
     PoolNoLongerFits,
     NoPoolForEngine,
     Overcommitted,
