@@ -317,18 +317,8 @@ class _Coster:
         size = self.size_or_unknown(target)
         old = self.size_or_unknown(args[0])
         new = self.size_or_unknown(args[1])
-        if old[0] == 0:
-            count_max, retained_max = (size[1] + 1 if size[1] < MAX else size[1]), size[1]
-        elif new[1] <= old[0]:
-            count_max, retained_max = 0, size[1]
-        else:
-            count_max, retained_max = math.ceil(size[1] / old[0]), 0
-        if old[1] == 0:
-            count_min, retained_min = (size[0] + 1 if size[0] < MAX else size[0]), size[0]
-        elif old[1] <= new[0]:
-            count_min, retained_min = 0, size[0]
-        else:
-            count_min, retained_min = math.ceil(size[0] / old[1]), 0
+        count_max, retained_max = _replacements(size[1], old[0], new[1] <= old[0])
+        count_min, retained_min = _replacements(size[0], old[1], old[1] <= new[0])
         result = sz.add(sz.mul((count_min, count_max), new), (retained_min, retained_max))
         return sz.factor(size, 0.2), result
 
@@ -568,3 +558,14 @@ def _literal_size(expr: ast.Expr) -> Range | None:
     if isinstance(expr, ast.MapExpr):
         return (len(expr.entries), len(expr.entries))
     return None
+
+
+def _replacements(size: int, old: int, no_longer: bool) -> tuple[int, int]:
+    """One bound of cel-go's ``replace`` estimate: how many times the old text may stand
+    in a string of ``size``, and how much of the string stays as it is. ``no_longer``:
+    the replacement is no longer than the text it replaces (then nothing needs counting)."""
+    if old == 0:
+        return (size + 1 if size < MAX else size), size
+    if no_longer:
+        return 0, size
+    return math.ceil(size / old), 0
