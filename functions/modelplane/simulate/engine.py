@@ -318,7 +318,7 @@ def _record(world: World, key: Key, planned: planning.Planned) -> rs.DeploymentR
     for replica in world.owned(key):
         read = read_replica(as_struct(replica.manifest))
         index = read.index if read is not None else -1
-        engines = tuple(rs.EngineUse(e.name, e.pool, e.nodes) for e in read.engines) if read else ()
+        engines = read.engines if read is not None else ()
         replicas.append(
             rs.ReplicaRecord(
                 replica.name,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.domain.conditions import Condition
+from modelplane.domain.scheduling.fleet import PinnedEngine
 
 DECLARED = "declared"
 NODES = "nodes"
@@ -26,19 +27,12 @@ CAPACITY: dict[str, str | None] = {DECLARED: None, NODES: "Nodes", DEVICES: "Dev
 
 
 @dataclass(frozen=True)
-class EngineUse:
-    """An engine of a placed replica: its pool and the nodes it charges there."""
-
-    engine: str
-    pool: str
-    nodes: int
-
-
-@dataclass(frozen=True)
 class ReplicaRecord:
     """A replica of a deployment at the end of a step.
 
     Attributes:
+        engines: Its engines as the scheduler reads them back from the replica: each one's
+            pool and the nodes it charges there.
         moving: Why it must move, when it runs on only until a replacement is Ready
             (make before break); empty when it is placed.
     """
@@ -47,7 +41,7 @@ class ReplicaRecord:
     cluster: str
     index: int
     ready: bool
-    engines: tuple[EngineUse, ...]
+    engines: tuple[PinnedEngine, ...]
     moving: str = ""
 
 
@@ -326,7 +320,7 @@ def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
                 "index": r.index,
                 "ready": r.ready,
                 "engines": [
-                    {"engine": e.engine, "pool": e.pool, "nodes": e.nodes} for e in r.engines
+                    {"engine": e.name, "pool": e.pool, "nodes": e.nodes} for e in r.engines
                 ],
                 "moving": r.moving,
             }
