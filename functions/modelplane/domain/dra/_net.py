@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Any, TypeVar
 
 from modelplane.domain.dra import _values as v
 from modelplane.domain.dra._values import CIDR, IP, URL, EvalError
+
+_T = TypeVar("_T")
 
 # -- IP and CIDR ------------------------------------------------------------------------------
 
@@ -25,11 +27,9 @@ def _parse_addr(text: str) -> IP | None:
 
 
 def parse_ip(text: str) -> IP:
-    address = _parse_addr(text)
-    if address is None:
-        msg = f"IP Address {text!r} parse error during conversion from string"
-        raise EvalError(msg)
-    return address
+    return _parsed(
+        _parse_addr(text), f"IP Address {text!r} parse error during conversion from string"
+    )
 
 
 def ip_string(address: IP) -> str:
@@ -39,11 +39,16 @@ def ip_string(address: IP) -> str:
 
 
 def parse_cidr(text: str) -> CIDR:
-    cidr = _parse_prefix(text)
-    if cidr is None:
-        msg = f"network address parse error during conversion from string: {text!r}"
-        raise EvalError(msg)
-    return cidr
+    return _parsed(
+        _parse_prefix(text), f"network address parse error during conversion from string: {text!r}"
+    )
+
+
+def _parsed(value: _T | None, error: str) -> _T:
+    """What ``ip()`` and ``cidr()`` parsed, or their conversion error."""
+    if value is None:
+        raise EvalError(error)
+    return value
 
 
 def _parse_prefix(text: str) -> CIDR | None:
