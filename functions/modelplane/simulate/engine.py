@@ -33,7 +33,7 @@ from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
-from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
+from modelplane.domain.scheduling.placement import NotNeeded, PassedOver, ScaledDown
 from modelplane.planning import (
     Rolled,
     as_struct,
@@ -339,9 +339,9 @@ def _record(world: World, key: Key, planned: planning.Planned) -> rs.DeploymentR
     )
 
 
-def _passed_over(planned: planning.Planned) -> tuple[rs.PassedOver, ...]:
+def _passed_over(planned: planning.Planned) -> tuple[PassedOver, ...]:
     return tuple(
-        rs.PassedOver(p.cluster, tuple(explain.cluster_reason(r) for r in p.reasons))
+        p
         for p in planned.placement.passed_over
         if not any(isinstance(r, NotNeeded) for r in p.reasons)
     )

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.domain.conditions import Condition
+from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.fleet import PinnedEngine
+from modelplane.domain.scheduling.placement import PassedOver
 
 DECLARED = "declared"
 NODES = "nodes"
@@ -43,14 +45,6 @@ class ReplicaRecord:
     ready: bool
     engines: tuple[PinnedEngine, ...]
     moving: str = ""
-
-
-@dataclass(frozen=True)
-class PassedOver:
-    """A cluster that could not take (another) replica, and why, in words."""
-
-    cluster: str
-    reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -330,4 +324,9 @@ def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
 
 
 def _passed_data(passed: PassedOver) -> dict[str, Any]:
-    return {"cluster": passed.cluster, "reasons": list(passed.reasons)}
+    return {"cluster": passed.cluster, "reasons": reasons(passed)}
+
+
+def reasons(passed: PassedOver) -> list[str]:
+    """Why the scheduler passed a cluster over, in its words."""
+    return [explain.cluster_reason(r) for r in passed.reasons]
