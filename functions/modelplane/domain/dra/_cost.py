@@ -85,27 +85,20 @@ class _Coster:
 
     # -- costs ---------------------------------------------------------------------------
     def cost(self, expr: ast.Expr) -> Range:
-        if isinstance(expr, ast.Literal):
-            return (0, 0)
-        if isinstance(expr, ast.Ident):
-            local = self.locals.get(expr.name)
-            if local:
-                if local[-1].path is not None:
-                    self.paths[expr.id] = local[-1].path
-            else:
-                self.paths[expr.id] = GoPath.of(expr.name)
-            return (1, 1)
-        if isinstance(expr, ast.Select):
-            return self.select(expr)
-        if isinstance(expr, ast.Call):
-            return self.call(expr)
-        if isinstance(expr, ast.ListExpr):
-            return self.list_literal(expr)
-        if isinstance(expr, ast.MapExpr):
-            return self.map_literal(expr)
-        if isinstance(expr, ast.Comprehension):
-            return self.bind(expr) if expr.macro == "bind" else self.comprehension(expr)
+        estimate: Range = ast.handler(self, expr)(expr)
+        return estimate
+
+    def literal(self, _: ast.Literal) -> Range:
         return (0, 0)
+
+    def ident(self, expr: ast.Ident) -> Range:
+        local = self.locals.get(expr.name)
+        if local:
+            if local[-1].path is not None:
+                self.paths[expr.id] = local[-1].path
+        else:
+            self.paths[expr.id] = GoPath.of(expr.name)
+        return (1, 1)
 
     def select(self, expr: ast.Select) -> Range:
         if expr.test_only:
@@ -415,6 +408,8 @@ class _Coster:
         return sz.add(total, (30, 30))
 
     def comprehension(self, expr: ast.Comprehension) -> Range:
+        if expr.macro == "bind":
+            return self.bind(expr)
         total = sz.add(self.cost(expr.iter_range), self.cost(expr.accu_init))
         self.push(expr.accu_var, expr.accu_init)
         if expr.iter_var2:
