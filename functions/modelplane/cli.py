@@ -11,7 +11,6 @@ New subcommands are new functions decorated with ``@main.command()``.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ import click
 import pydantic
 import yaml
 
-from modelplane import planning
+from modelplane import cli_output, planning
+from modelplane.cli_output import output_option
 from modelplane.dev import checks, validate
 from modelplane.domain import naming
 from modelplane.domain.conditions import Condition
@@ -43,14 +43,7 @@ def main() -> None:
 @main.command()
 @click.argument("deployment", type=click.Path(exists=True, path_type=Path))
 @click.argument("fleet", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["table", "json", "yaml"]),
-    default="table",
-    show_default=True,
-    help="How to print the plan.",
-)
+@output_option("plan")
 @click.option("--name", help="Which ModelDeployment to plan, when DEPLOYMENT holds several.")
 def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | None) -> None:
     """Show where a ModelDeployment's replicas would be placed on a fleet.
@@ -69,12 +62,7 @@ def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | Non
     _one_per_name(_located_deployment(deployment), name)
     xr = pick_deployment(documents, name)
     result = make_plan(xr, [d for d in documents if d is not xr] + fleet_documents)
-    if output == "json":
-        click.echo(json.dumps(result.as_data(), indent=2))
-    elif output == "yaml":
-        click.echo(yaml.safe_dump(result.as_data(), sort_keys=False), nl=False)
-    else:
-        click.echo(result.as_table(), nl=False)
+    cli_output.echo(output, result.as_data, result.as_table, sort_keys=False)
 
 
 def load(path: Path) -> list[dict[str, Any]]:

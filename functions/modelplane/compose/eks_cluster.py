@@ -32,8 +32,7 @@ SHAPE = _clouds.Shape(
 @kit.composer
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     """Compose the EKS cluster's managed resources and report its kubeconfig Secret."""
-    xr = kit.composite(req)
-    cluster = _clouds.read(rsp, xr, EKSCluster, SHAPE)
+    cluster = _clouds.read(rsp, kit.composite(req), EKSCluster, SHAPE)
     if cluster is None:
         return kit.Released.NOTHING
     efa = _efa_groups(req, cluster)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from modelplane.domain import dra, semver
@@ -83,48 +84,51 @@ def _device(raw: dict[str, Any]) -> Device | str:
 
 
 def _quantity(text: str, other: str | None) -> dict[str, Any]:
-    try:
-        parsed = qty.parse(text)
-    except qty.QuantityError as err:
-        return {"verdict": "error", "error": str(err)}
-    out: dict[str, Any] = {
-        "verdict": "ok",
-        "canonical": qty.canonical(parsed),
-        "sign": parsed.sign(),
-    }
+    return _parsed(qty.parse, qty.QuantityError, text, other, _quantity_fields)
+
+
+def _quantity_fields(parsed: qty.Quantity) -> dict[str, Any]:
+    out: dict[str, Any] = {"canonical": qty.canonical(parsed), "sign": parsed.sign()}
     as_int = parsed.as_int64()
     if as_int is not None:
         out["integer"] = as_int
     approx = parsed.as_approximate_float()
     if math.isfinite(approx):
         out["float"] = approx
-    if other is not None:
-        try:
-            out["compare"] = parsed.compare(qty.parse(other))
-        except qty.QuantityError as err:
-            return {"verdict": "error", "error": f"other: {err}"}
-    return _ordered(out, ("verdict", "canonical", "sign", "integer", "float", "compare"))
+    return out
 
 
 def _semver(text: str, other: str | None) -> dict[str, Any]:
-    try:
-        version = semver.parse(text)
-    except semver.SemverError as err:
-        return {"verdict": "error", "error": str(err)}
-    out: dict[str, Any] = {
-        "verdict": "ok",
+    return _parsed(semver.parse, semver.SemverError, text, other, _semver_fields)
+
+
+def _semver_fields(version: semver.Version) -> dict[str, Any]:
+    return {
         "canonical": str(version),
         "major": version.major,
         "minor": version.minor,
         "patch": version.patch,
     }
+
+
+def _parsed(
+    parse: Callable[[str], Any],
+    error: type[Exception],
+    text: str,
+    other: str | None,
+    fields: Callable[[Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The verdict on a quantity or a version, in the oracle's key order: its fields and,
+    given another, how the two compare; or the first parse error (the other's prefixed
+    ``other:``)."""
+    try:
+        value = parse(text)
+    except error as err:
+        return {"verdict": "error", "error": str(err)}
+    out: dict[str, Any] = {"verdict": "ok", **fields(value)}
     if other is not None:
         try:
-            out["compare"] = version.compare(semver.parse(other))
-        except semver.SemverError as err:
+            out["compare"] = value.compare(parse(other))
+        except error as err:
             return {"verdict": "error", "error": f"other: {err}"}
     return out
-
-
-def _ordered(out: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: out[k] for k in keys if k in out}

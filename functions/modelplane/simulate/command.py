@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
 import click
-import yaml
 
+from modelplane import cli_output
+from modelplane.cli_output import output_option
 from modelplane.simulate import engine, table
 from modelplane.simulate import results as rs
 from modelplane.simulate import scenario as sc
@@ -22,14 +22,7 @@ PROGRESS_AFTER_SECONDS = 1.0
 
 @click.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["table", "json", "yaml"]),
-    default="table",
-    show_default=True,
-    help="How to print the run.",
-)
+@output_option("run")
 @click.option(
     "--report",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -92,13 +85,7 @@ def simulate(
         raise click.ClickException(str(exc)) from None
     if report is not None:
         _write_report(result, report)
-    data = result.as_data()
-    if output == "json":
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
-    elif output == "yaml":
-        click.echo(yaml.safe_dump(data, sort_keys=True), nl=False)
-    else:
-        click.echo(table.render(result), nl=False)
+    cli_output.echo(output, result.as_data, lambda: table.render(result), sort_keys=True)
     if report is not None:
         click.echo(f"report written to {report}", err=True)
     if not result.converged:

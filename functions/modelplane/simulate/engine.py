@@ -33,7 +33,7 @@ from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling import explain
 from modelplane.domain.scheduling.admission import rank
 from modelplane.domain.scheduling.ledger import Ledger
-from modelplane.domain.scheduling.placement import NotNeeded, ScaledDown
+from modelplane.domain.scheduling.placement import NotNeeded, PassedOver, ScaledDown
 from modelplane.planning import (
     Rolled,
     as_struct,
@@ -319,7 +319,7 @@ def _record(world: World, key: Key, planned: planning.Planned) -> rs.DeploymentR
     for replica in world.owned(key):
         read = read_replica(as_struct(replica.manifest))
         index = read.index if read is not None else -1
-        engines = tuple(rs.EngineUse(e.name, e.pool, e.nodes) for e in read.engines) if read else ()
+        engines = read.engines if read is not None else ()
         replicas.append(
             rs.ReplicaRecord(
                 replica.name,
@@ -340,9 +340,9 @@ def _record(world: World, key: Key, planned: planning.Planned) -> rs.DeploymentR
     )
 
 
-def _passed_over(planned: planning.Planned) -> tuple[rs.PassedOver, ...]:
+def _passed_over(planned: planning.Planned) -> tuple[PassedOver, ...]:
     return tuple(
-        rs.PassedOver(p.cluster, tuple(explain.cluster_reason(r) for r in p.reasons))
+        p
         for p in planned.placement.passed_over
         if not any(isinstance(r, NotNeeded) for r in p.reasons)
     )

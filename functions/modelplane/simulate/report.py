@@ -321,7 +321,7 @@ def _shortfalls(simulation: rs.Simulation) -> list[str]:
         for mode in simulation.modes:
             for s in step.modes[mode].shortfalls:
                 clusters = "<br>".join(
-                    f"<b>{html.escape(p.cluster)}</b>: {html.escape('; '.join(p.reasons))}"
+                    f"<b>{html.escape(p.cluster)}</b>: {html.escape('; '.join(rs.reasons(p)))}"
                     for p in s.clusters
                 )
                 rows.append(

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.domain.conditions import Condition
+from modelplane.domain.scheduling import explain
+from modelplane.domain.scheduling.fleet import PinnedEngine
+from modelplane.domain.scheduling.placement import PassedOver
 
 DECLARED = "declared"
 NODES = "nodes"
@@ -26,19 +29,12 @@ CAPACITY: dict[str, str | None] = {DECLARED: None, NODES: "Nodes", DEVICES: "Dev
 
 
 @dataclass(frozen=True)
-class EngineUse:
-    """An engine of a placed replica: its pool and the nodes it charges there."""
-
-    engine: str
-    pool: str
-    nodes: int
-
-
-@dataclass(frozen=True)
 class ReplicaRecord:
     """A replica of a deployment at the end of a step.
 
     Attributes:
+        engines: Its engines as the scheduler reads them back from the replica: each one's
+            pool and the nodes it charges there.
         moving: Why it must move, when it runs on only until a replacement is Ready
             (make before break); empty when it is placed.
     """
@@ -47,16 +43,8 @@ class ReplicaRecord:
     cluster: str
     index: int
     ready: bool
-    engines: tuple[EngineUse, ...]
+    engines: tuple[PinnedEngine, ...]
     moving: str = ""
-
-
-@dataclass(frozen=True)
-class PassedOver:
-    """A cluster that could not take (another) replica, and why, in words."""
-
-    cluster: str
-    reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -329,7 +317,7 @@ def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
                 "index": r.index,
                 "ready": r.ready,
                 "engines": [
-                    {"engine": e.engine, "pool": e.pool, "nodes": e.nodes} for e in r.engines
+                    {"engine": e.name, "pool": e.pool, "nodes": e.nodes} for e in r.engines
                 ],
                 "moving": r.moving,
             }
@@ -339,4 +327,9 @@ def _deployment_data(record: DeploymentRecord) -> dict[str, Any]:
 
 
 def _passed_data(passed: PassedOver) -> dict[str, Any]:
-    return {"cluster": passed.cluster, "reasons": list(passed.reasons)}
+    return {"cluster": passed.cluster, "reasons": reasons(passed)}
+
+
+def reasons(passed: PassedOver) -> list[str]:
+    """Why the scheduler passed a cluster over, in its words."""
+    return [explain.cluster_reason(r) for r in passed.reasons]

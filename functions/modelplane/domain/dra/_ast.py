@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,3 +81,21 @@ class Comprehension(Expr):
     result: Expr
     macro: str = field(default="")
     iter_var2: str = field(default="")
+
+
+HANDLERS: dict[type[Expr], str] = {
+    Literal: "literal",
+    Ident: "ident",
+    Select: "select",
+    Call: "call",
+    ListExpr: "list_literal",
+    MapExpr: "map_literal",
+    Comprehension: "comprehension",
+}
+"""The method a walker of the tree (the checker, the cost estimator, the planner) has for
+each kind of node: :func:`handler` finds it."""
+
+
+def handler(walker: object, expr: Expr) -> Callable[..., Any]:
+    """The walker's method for the node's kind (see :data:`HANDLERS`)."""
+    return getattr(walker, HANDLERS[type(expr)])  # type: ignore[no-any-return]

@@ -183,27 +183,16 @@ class _Checker:
         return tp
 
     def _visit(self, expr: ast.Expr, scope: dict[str, t.Type]) -> t.Type:
-        if isinstance(expr, ast.Literal):
-            return _LITERAL_TYPES[expr.kind]
-        if isinstance(expr, ast.Ident):
-            return self.ident(expr.name, scope)
-        if isinstance(expr, ast.Select):
-            return self.select(expr, scope)
-        if isinstance(expr, ast.Call):
-            return self.call(expr, scope)
-        if isinstance(expr, ast.ListExpr):
-            return self.list_literal(expr, scope)
-        if isinstance(expr, ast.MapExpr):
-            return self.map_literal(expr, scope)
-        if isinstance(expr, ast.Comprehension):
-            return self.comprehension(expr, scope)
-        msg = f"unexpected expression {type(expr).__name__}"
-        raise CheckError(msg)
+        tp: t.Type = ast.handler(self, expr)(expr, scope)
+        return tp
 
-    def ident(self, name: str, scope: dict[str, t.Type]) -> t.Type:
+    def literal(self, expr: ast.Literal, _: dict[str, t.Type]) -> t.Type:
+        return _LITERAL_TYPES[expr.kind]
+
+    def ident(self, expr: ast.Ident, scope: dict[str, t.Type]) -> t.Type:
         # A name written '.x' is resolved from the root as 'x' (the parser drops the dot
         # of identifiers, but cel.bind(.x, ...) reads back its variable '.x' this way).
-        name = name.removeprefix(".")
+        name = expr.name.removeprefix(".")
         if name in scope:
             return scope[name]
         if name in t.VARIABLES:

@@ -85,27 +85,20 @@ class _Coster:
 
     # -- costs ---------------------------------------------------------------------------
     def cost(self, expr: ast.Expr) -> Range:
-        if isinstance(expr, ast.Literal):
-            return (0, 0)
-        if isinstance(expr, ast.Ident):
-            local = self.locals.get(expr.name)
-            if local:
-                if local[-1].path is not None:
-                    self.paths[expr.id] = local[-1].path
-            else:
-                self.paths[expr.id] = GoPath.of(expr.name)
-            return (1, 1)
-        if isinstance(expr, ast.Select):
-            return self.select(expr)
-        if isinstance(expr, ast.Call):
-            return self.call(expr)
-        if isinstance(expr, ast.ListExpr):
-            return self.list_literal(expr)
-        if isinstance(expr, ast.MapExpr):
-            return self.map_literal(expr)
-        if isinstance(expr, ast.Comprehension):
-            return self.bind(expr) if expr.macro == "bind" else self.comprehension(expr)
+        estimate: Range = ast.handler(self, expr)(expr)
+        return estimate
+
+    def literal(self, _: ast.Literal) -> Range:
         return (0, 0)
+
+    def ident(self, expr: ast.Ident) -> Range:
+        local = self.locals.get(expr.name)
+        if local:
+            if local[-1].path is not None:
+                self.paths[expr.id] = local[-1].path
+        else:
+            self.paths[expr.id] = GoPath.of(expr.name)
+        return (1, 1)
 
     def select(self, expr: ast.Select) -> Range:
         if expr.test_only:
@@ -317,18 +310,8 @@ class _Coster:
         size = self.size_or_unknown(target)
         old = self.size_or_unknown(args[0])
         new = self.size_or_unknown(args[1])
-        if old[0] == 0:
-            count_max, retained_max = (size[1] + 1 if size[1] < MAX else size[1]), size[1]
-        elif new[1] <= old[0]:
-            count_max, retained_max = 0, size[1]
-        else:
-            count_max, retained_max = math.ceil(size[1] / old[0]), 0
-        if old[1] == 0:
-            count_min, retained_min = (size[0] + 1 if size[0] < MAX else size[0]), size[0]
-        elif old[1] <= new[0]:
-            count_min, retained_min = 0, size[0]
-        else:
-            count_min, retained_min = math.ceil(size[0] / old[1]), 0
+        count_max, retained_max = _replacements(size[1], old[0], new[1] <= old[0])
+        count_min, retained_min = _replacements(size[0], old[1], old[1] <= new[0])
         result = sz.add(sz.mul((count_min, count_max), new), (retained_min, retained_max))
         return sz.factor(size, 0.2), result
 
@@ -425,6 +408,8 @@ class _Coster:
         return sz.add(total, (30, 30))
 
     def comprehension(self, expr: ast.Comprehension) -> Range:
+        if expr.macro == "bind":
+            return self.bind(expr)
         total = sz.add(self.cost(expr.iter_range), self.cost(expr.accu_init))
         self.push(expr.accu_var, expr.accu_init)
         if expr.iter_var2:
@@ -568,3 +553,14 @@ def _literal_size(expr: ast.Expr) -> Range | None:
     if isinstance(expr, ast.MapExpr):
         return (len(expr.entries), len(expr.entries))
     return None
+
+
+def _replacements(size: int, old: int, no_longer: bool) -> tuple[int, int]:
+    """One bound of cel-go's ``replace`` estimate: how many times the old text may stand
+    in a string of ``size``, and how much of the string stays as it is. ``no_longer``:
+    the replacement is no longer than the text it replaces (then nothing needs counting)."""
+    if old == 0:
+        return (size + 1 if size < MAX else size), size
+    if no_longer:
+        return 0, size
+    return math.ceil(size / old), 0

@@ -88,23 +88,18 @@ class _Planner:
         self.checked = checked
 
     def plan(self, expr: ast.Expr) -> Eval:
-        if isinstance(expr, ast.Literal):
-            value = _literal(expr)
-            return lambda frame: value
-        if isinstance(expr, ast.Select) and expr.test_only:
-            return self.presence(expr)
-        if isinstance(expr, (ast.Ident, ast.Select)):
-            return self.attribute(expr)
-        if isinstance(expr, ast.Call):
-            return self.call(expr)
-        if isinstance(expr, ast.ListExpr):
-            return self.list_literal(expr)
-        if isinstance(expr, ast.MapExpr):
-            return self.map_literal(expr)
-        if isinstance(expr, ast.Comprehension):
-            return self.comprehension(expr)
-        msg = f"cannot plan {type(expr).__name__}"
-        raise PlanError(msg)
+        planned: Eval = ast.handler(self, expr)(expr)
+        return planned
+
+    def literal(self, expr: ast.Literal) -> Eval:
+        value = _literal(expr)
+        return lambda frame: value
+
+    def ident(self, expr: ast.Ident) -> Eval:
+        return self.attribute(expr)
+
+    def select(self, expr: ast.Select) -> Eval:
+        return self.presence(expr) if expr.test_only else self.attribute(expr)
 
     def constant(self, expr: ast.Expr) -> tuple[bool, Any]:
         """Whether cel-go's planner treats the node as a constant, and its value."""
@@ -147,7 +142,7 @@ class _Planner:
         inside the conditional's own attribute, which charges nothing for their bases.
         """
         if isinstance(expr, ast.Ident):
-            return self.ident(expr.name, charge_base)
+            return self.variable(expr.name, charge_base)
         if isinstance(expr, ast.Select) and not expr.test_only:
             operand = self.attribute(expr.operand, charge_base)
             name = expr.field
@@ -168,7 +163,7 @@ class _Planner:
 
         return relative
 
-    def ident(self, name: str, charge: bool = True) -> Eval:
+    def variable(self, name: str, charge: bool = True) -> Eval:
         def run(frame: Frame) -> Any:
             if charge:
                 frame.cost += 1

@@ -286,33 +286,25 @@ def _type(a: Any) -> Any:
     return v.TypeValue(v.type_name(a))
 
 
-def _quantity_arg(a: Any) -> QuantityValue:
-    if not isinstance(a, QuantityValue):
-        raise v.no_overload()
-    return a
-
-
 def _to_quantity(a: Any) -> Any:
-    if not isinstance(a, str):
-        raise v.no_overload()
+    text = v.expect(a, str)
     try:
-        return QuantityValue(qty.parse(a))
+        return QuantityValue(qty.parse(text))
     except qty.QuantityError as err:
         raise EvalError(str(err)) from None
 
 
 def _is_quantity(a: Any) -> Any:
-    if not isinstance(a, str):
-        raise v.no_overload()
+    text = v.expect(a, str)
     try:
-        qty.parse(a)
+        qty.parse(text)
     except qty.QuantityError:
         return False
     return True
 
 
 def _as_integer(a: Any) -> Any:
-    value = _quantity_arg(a).quantity.as_int64()
+    value = v.expect(a, QuantityValue).quantity.as_int64()
     if value is None:
         msg = "cannot convert value to integer"
         raise EvalError(msg)
@@ -321,7 +313,7 @@ def _as_integer(a: Any) -> Any:
 
 def _quantity_math(sign: int) -> Callable[[Any, Any], Any]:
     def run(a: Any, b: Any) -> Any:
-        left = _quantity_arg(a)
+        left = v.expect(a, QuantityValue)
         if isinstance(b, QuantityValue):
             right = b.quantity
         elif _is_int(b):
@@ -431,10 +423,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # quantity and semver
     "quantity": _to_quantity,
     "isQuantity": _is_quantity,
-    "sign": lambda a: _quantity_arg(a).quantity.sign(),
-    "asApproximateFloat": lambda a: _quantity_arg(a).quantity.as_approximate_float(),
+    "sign": lambda a: v.expect(a, QuantityValue).quantity.sign(),
+    "asApproximateFloat": lambda a: v.expect(a, QuantityValue).quantity.as_approximate_float(),
     "asInteger": _as_integer,
-    "isInteger": lambda a: _quantity_arg(a).quantity.as_int64() is not None,
+    "isInteger": lambda a: v.expect(a, QuantityValue).quantity.as_int64() is not None,
     "add": _quantity_math(1),
     "sub": _quantity_math(-1),
     "isGreaterThan": _ordered(lambda o: o == 1),

@@ -13,9 +13,7 @@ _COMPARABLE = (bool, int, float, str, bytes, v.Timestamp, v.Duration)
 
 
 def _list(value: Any) -> tuple[Any, ...]:
-    if not isinstance(value, tuple):
-        raise v.no_overload()
-    return value
+    return v.expect(value, tuple)
 
 
 def _int(value: Any) -> int:
@@ -250,14 +248,8 @@ def optional_none() -> Any:
     return NONE
 
 
-def _optional(value: Any) -> Optional:
-    if not isinstance(value, Optional):
-        raise v.no_overload()
-    return value
-
-
 def optional_value(opt: Any) -> Any:
-    opt = _optional(opt)
+    opt = v.expect(opt, Optional)
     if not opt.has:
         msg = "optional.none() dereference"
         raise EvalError(msg)
@@ -265,7 +257,7 @@ def optional_value(opt: Any) -> Any:
 
 
 def has_value(opt: Any) -> Any:
-    return _optional(opt).has
+    return v.expect(opt, Optional).has
 
 
 def first(items: Any) -> Any:

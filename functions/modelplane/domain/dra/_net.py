@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Any, TypeVar
 
 from modelplane.domain.dra import _values as v
 from modelplane.domain.dra._values import CIDR, IP, URL, EvalError
+
+_T = TypeVar("_T")
 
 # -- IP and CIDR ------------------------------------------------------------------------------
 
@@ -25,11 +27,9 @@ def _parse_addr(text: str) -> IP | None:
 
 
 def parse_ip(text: str) -> IP:
-    address = _parse_addr(text)
-    if address is None:
-        msg = f"IP Address {text!r} parse error during conversion from string"
-        raise EvalError(msg)
-    return address
+    return _parsed(
+        _parse_addr(text), f"IP Address {text!r} parse error during conversion from string"
+    )
 
 
 def ip_string(address: IP) -> str:
@@ -39,11 +39,16 @@ def ip_string(address: IP) -> str:
 
 
 def parse_cidr(text: str) -> CIDR:
-    cidr = _parse_prefix(text)
-    if cidr is None:
-        msg = f"network address parse error during conversion from string: {text!r}"
-        raise EvalError(msg)
-    return cidr
+    return _parsed(
+        _parse_prefix(text), f"network address parse error during conversion from string: {text!r}"
+    )
+
+
+def _parsed(value: _T | None, error: str) -> _T:
+    """What ``ip()`` and ``cidr()`` parsed, or their conversion error."""
+    if value is None:
+        raise EvalError(error)
+    return value
 
 
 def _parse_prefix(text: str) -> CIDR | None:
@@ -77,74 +82,52 @@ def _mask(address: IP, bits: int) -> int:
     return _as_int(address) >> (width - bits) << (width - bits) if bits else 0
 
 
-def _ip(value: Any) -> IP:
-    if not isinstance(value, IP):
-        raise v.no_overload()
-    return value
-
-
-def _cidr(value: Any) -> CIDR:
-    if not isinstance(value, CIDR):
-        raise v.no_overload()
-    return value
-
-
 def to_ip(value: Any) -> Any:
     if isinstance(value, CIDR):
         return value.ip
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return parse_ip(value)
+    return parse_ip(v.expect(value, str))
 
 
 def to_cidr(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return parse_cidr(value)
+    return parse_cidr(v.expect(value, str))
 
 
 def is_ip(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return _parse_addr(value) is not None
+    return _parse_addr(v.expect(value, str)) is not None
 
 
 def is_cidr(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return _parse_prefix(value) is not None
+    return _parse_prefix(v.expect(value, str)) is not None
 
 
 def is_canonical(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return ip_string(parse_ip(value)) == value
+    return ip_string(parse_ip(v.expect(value, str))) == value
 
 
 def family(value: Any) -> Any:
-    return 4 if _ip(value).v4 else 6
+    return 4 if v.expect(value, IP).v4 else 6
 
 
 def is_unspecified(value: Any) -> Any:
-    return _as_int(_ip(value)) == 0
+    return _as_int(v.expect(value, IP)) == 0
 
 
 def is_loopback(value: Any) -> Any:
-    address = _ip(value)
+    address = v.expect(value, IP)
     if address.v4:
         return address.packed[0] == 127
     return _as_int(address) == 1
 
 
 def is_link_local_multicast(value: Any) -> Any:
-    address = _ip(value)
+    address = v.expect(value, IP)
     if address.v4:
         return address.packed[:3] == b"\xe0\x00\x00"
     return address.packed[0] == 0xFF and address.packed[1] & 0x0F == 0x02
 
 
 def is_link_local_unicast(value: Any) -> Any:
-    address = _ip(value)
+    address = v.expect(value, IP)
     if address.v4:
         return address.packed[:2] == b"\xa9\xfe"
     return address.packed[0] == 0xFE and address.packed[1] & 0xC0 == 0x80
@@ -152,7 +135,7 @@ def is_link_local_unicast(value: Any) -> Any:
 
 def is_global_unicast(value: Any) -> Any:
     """Go's ``Addr.IsGlobalUnicast`` (private ranges count as global)."""
-    address = _ip(value)
+    address = v.expect(value, IP)
     if address.v4 and address.packed == b"\xff\xff\xff\xff":
         return False
     first = address.packed[0]
@@ -166,30 +149,26 @@ def is_global_unicast(value: Any) -> Any:
 
 
 def prefix_length(value: Any) -> Any:
-    return _cidr(value).bits
+    return v.expect(value, CIDR).bits
 
 
 def masked(value: Any) -> Any:
-    cidr = _cidr(value)
+    cidr = v.expect(value, CIDR)
     width = len(cidr.ip.packed)
     return CIDR(IP(_mask(cidr.ip, cidr.bits).to_bytes(width, "big")), cidr.bits)
 
 
 def contains_ip(value: Any, other: Any) -> Any:
-    cidr = _cidr(value)
-    address = parse_ip(other) if isinstance(other, str) else other
-    if not isinstance(address, IP):
-        raise v.no_overload()
+    cidr = v.expect(value, CIDR)
+    address = v.expect(parse_ip(other) if isinstance(other, str) else other, IP)
     if len(address.packed) != len(cidr.ip.packed):
         return False
     return _mask(address, cidr.bits) == _mask(cidr.ip, cidr.bits)
 
 
 def contains_cidr(value: Any, other: Any) -> Any:
-    cidr = _cidr(value)
-    inner = parse_cidr(other) if isinstance(other, str) else other
-    if not isinstance(inner, CIDR):
-        raise v.no_overload()
+    cidr = v.expect(value, CIDR)
+    inner = v.expect(parse_cidr(other) if isinstance(other, str) else other, CIDR)
     if len(inner.ip.packed) != len(cidr.ip.packed):
         return False
     bits = min(cidr.bits, inner.bits)
@@ -200,7 +179,7 @@ def contains_cidr(value: Any, other: Any) -> Any:
 def to_string(value: Any) -> str:
     if isinstance(value, IP):
         return ip_string(value)
-    return cidr_string(_cidr(value))
+    return cidr_string(v.expect(value, CIDR))
 
 
 # -- URL --------------------------------------------------------------------------------------
@@ -510,25 +489,15 @@ def parse_url(text: str) -> URL:
 
 
 def is_url(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
     try:
-        _parse(value.encode(), via_request=True)
+        _parse(v.expect(value, str).encode(), via_request=True)
     except _URLError:
         return False
     return True
 
 
 def to_url(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return parse_url(value)
-
-
-def _url(value: Any) -> URL:
-    if not isinstance(value, URL):
-        raise v.no_overload()
-    return value
+    return parse_url(v.expect(value, str))
 
 
 def _split_host_port(host: str) -> tuple[str, str]:
@@ -542,28 +511,28 @@ def _split_host_port(host: str) -> tuple[str, str]:
 
 
 def get_scheme(value: Any) -> Any:
-    return _url(value).scheme
+    return v.expect(value, URL).scheme
 
 
 def get_host(value: Any) -> Any:
-    return _url(value).host
+    return v.expect(value, URL).host
 
 
 def get_hostname(value: Any) -> Any:
-    return _split_host_port(_url(value).host)[0]
+    return _split_host_port(v.expect(value, URL).host)[0]
 
 
 def get_port(value: Any) -> Any:
-    return _split_host_port(_url(value).host)[1]
+    return _split_host_port(v.expect(value, URL).host)[1]
 
 
 def get_escaped_path(value: Any) -> Any:
-    return _url(value).path
+    return v.expect(value, URL).path
 
 
 def get_query(value: Any) -> Any:
     """Go's ``url.Query()``: bad pairs are skipped, values keep their order."""
-    query = _url(value).raw_query.encode()
+    query = v.expect(value, URL).raw_query.encode()
     out: dict[str, list[str]] = {}
     for pair in query.split(b"&") if query else []:
         if b";" in pair or not pair:

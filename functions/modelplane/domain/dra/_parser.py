@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from modelplane.domain.dra import _ast as ast
 from modelplane.domain.dra import _macros
@@ -392,19 +393,24 @@ class Parser:
         """'[' listInit? ','? ']' after the '[': listInit : optExpr (',' optExpr)*."""
         elements: list[ast.Expr] = []
         optional: set[int] = set()
-        if not self.accept("]"):
-            if not self.at(","):
-                self.enter(_LIST_INIT)
-                while True:
-                    self.opt_expr(elements, optional)
-                    if not self.at(",") or self.peek(1).text == "]":
-                        break
-                    self.take()
-                self.leave(_LIST_INIT)
-            self.accept(",")
-            self.expect("]")
+        self.initializers("]", _LIST_INIT, lambda: self.opt_expr(elements, optional))
         node = ast.ListExpr(self.new_id(), elements, frozenset(optional))
         return self.nested(node, *elements, counted=False)
+
+    def initializers(self, close: str, rule: int, entry: Callable[[], None]) -> None:
+        """The entries of a list or map literal, comma-separated, up to ``close`` (a trailing
+        comma allowed): ``rule`` is the grammar rule they nest in (listInit, mapInit)."""
+        if not self.accept(close):
+            if not self.at(","):
+                self.enter(rule)
+                while True:
+                    entry()
+                    if not self.at(",") or self.peek(1).text == close:
+                        break
+                    self.take()
+                self.leave(rule)
+            self.accept(",")
+            self.expect(close)
 
     def opt_expr(self, into: list[ast.Expr], optional: set[int]) -> None:
         """optExpr : '?'? expr"""
@@ -420,19 +426,13 @@ class Parser:
         keys: list[ast.Expr] = []
         values: list[ast.Expr] = []
         optional: set[int] = set()
-        if not self.accept("}"):
-            if not self.at(","):
-                self.enter(_MAP_INIT)
-                while True:
-                    self.opt_expr(keys, optional)
-                    self.expect(":")
-                    values.append(self.expr())
-                    if not self.at(",") or self.peek(1).text == "}":
-                        break
-                    self.take()
-                self.leave(_MAP_INIT)
-            self.accept(",")
-            self.expect("}")
+
+        def entry() -> None:
+            self.opt_expr(keys, optional)
+            self.expect(":")
+            values.append(self.expr())
+
+        self.initializers("}", _MAP_INIT, entry)
         node = ast.MapExpr(self.new_id(), list(zip(keys, values, strict=True)), frozenset(optional))
         return self.nested(node, *keys, *values, counted=False)
 

@@ -22,9 +22,7 @@ def compile_pattern(pattern: str) -> _regex.Regex:
 
 
 def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise v.no_overload()
-    return value
+    return v.expect(value, str)
 
 
 def matches(text: Any, pattern: Any) -> Any:

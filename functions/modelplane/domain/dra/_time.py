@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import zoneinfo
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -276,25 +277,34 @@ def _civil(local_seconds: int) -> tuple[int, int, int, int, int, int]:
 
 
 def to_timestamp(a: Any) -> Any:
-    if isinstance(a, Timestamp):
-        return a
-    if isinstance(a, str):
-        return parse_timestamp(a)
-    if isinstance(a, int) and not isinstance(a, (bool, v.Uint)):
-        if not MIN_UNIX <= a <= MAX_UNIX:
-            raise _overflow()
-        return Timestamp(a * SECOND)
-    raise v.no_overload()
+    return _convert(a, Timestamp, parse_timestamp, _timestamp_of_unix)
 
 
 def to_duration(a: Any) -> Any:
-    if isinstance(a, Duration):
+    return _convert(a, Duration, parse_duration, _duration_of_int)
+
+
+def _convert(a: Any, kind: type, parse: Callable[[str], Any], of_int: Callable[[int], Any]) -> Any:
+    """``timestamp(x)`` and ``duration(x)``: the value itself, a parsed string or an int
+    (a CEL ``uint``, like a bool, has no overload)."""
+    if isinstance(a, kind):
         return a
     if isinstance(a, str):
-        return parse_duration(a)
+        return parse(a)
     if isinstance(a, int) and not isinstance(a, (bool, v.Uint)):
-        raise _conversion_error(_INT, _DURATION)
+        return of_int(a)
     raise v.no_overload()
+
+
+def _timestamp_of_unix(seconds: int) -> Timestamp:
+    if not MIN_UNIX <= seconds <= MAX_UNIX:
+        raise _overflow()
+    return Timestamp(seconds * SECOND)
+
+
+def _duration_of_int(_: int) -> Duration:
+    # cel-go converts no int to a duration: it answers with a conversion error.
+    raise _conversion_error(_INT, _DURATION)
 
 
 def check_duration(nanos: int) -> Duration:

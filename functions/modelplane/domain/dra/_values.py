@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from modelplane.domain import semver
 from modelplane.domain.dra._quantity import QuantityValue
@@ -119,6 +119,17 @@ class DefaultMap(dict[str, Any]):
 
 def no_overload() -> EvalError:
     return EvalError("no such overload")
+
+
+_T = TypeVar("_T")
+
+
+def expect(value: Any, kind: type[_T]) -> _T:
+    """The argument as the type an overload takes, or cel-go's "no such overload" (a
+    ``dyn`` argument the checker let through can hold any type at run time)."""
+    if not isinstance(value, kind):
+        raise no_overload()
+    return value
 
 
 def type_name(value: Any) -> str:

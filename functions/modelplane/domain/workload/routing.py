@@ -66,6 +66,21 @@ schedulingProfiles:
 """
 """One profile: the pod that has most of the prompt cached, weighed against its queue."""
 
+
+def _role_profile(role: str) -> str:
+    """A P/D scheduling profile: pods of one role (its filter), then cache against queue."""
+    return f"""\
+- name: {role}
+  plugins:
+  - pluginRef: {role}-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+"""
+
+
 PD_CONFIG = f"""\
 apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
@@ -84,23 +99,7 @@ plugins:
     deciders:
       prefill: prefix-based-pd-decider
 schedulingProfiles:
-- name: prefill
-  plugins:
-  - pluginRef: prefill-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-- name: decode
-  plugins:
-  - pluginRef: decode-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: max-score-picker
-"""
+{_role_profile("prefill")}{_role_profile("decode")}"""
 """A decode pod always, a prefill pod only when the decider says the uncached prompt is
 long; each profile keeps to its role (``llm-d.ai/role``), then weighs cache against queue.
 The disaggregation profile handler also sets the headers the decode pod's sidecar reads:
