@@ -7,8 +7,8 @@ resourceRefs``, composites within composites) and reads the ordering Usages in i
 list per kind each second, noting when it began deleting and when it was gone. Checks:
 
 - every object is gone in time: none is left stuck on a finalizer;
-- each Usage held: its ``of`` began deleting only once its ``by`` was gone (Crossplane's
-  webhook refused the earlier attempt; the Usage controller replayed it);
+- each Usage held: its ``of`` was never seen deleting before a sighting of its ``by``
+  (Crossplane's webhook refused the earlier attempt; the Usage controller replayed it);
 
 and it prints the order: each object's ``metadata.deletionTimestamp`` and when it was
 seen gone, in the order they went.
@@ -51,9 +51,23 @@ class Seen:
     """What the watch saw of one object: when it began deleting, when it was gone."""
 
     deletion_timestamp: str = ""
-    deleting_at: float | None = None  # seconds since the deletion request
+    there_at: float = 0.0  # last seen there, deleting or not (seconds since the start)
+    deleting_at: float | None = None  # first seen deleting (or gone)
     gone_at: float | None = None
     finalizers: list[str] = field(default_factory=list)
+
+    def note(self, found: Obj | None, at: float) -> None:
+        """Note what one list showed of the object at ``at``."""
+        if found is None:
+            if self.gone_at is None:
+                self.gone_at = at
+                self.deleting_at = at if self.deleting_at is None else self.deleting_at
+            return
+        self.there_at = at
+        stamp = dig(found, "metadata", "deletionTimestamp")
+        if stamp and self.deleting_at is None:
+            self.deleting_at, self.deletion_timestamp = at, str(stamp)
+        self.finalizers = list(dig(found, "metadata", "finalizers") or [])
 
 
 @dataclass(frozen=True)
@@ -140,28 +154,19 @@ class Teardown:
         self.thread.join(timeout=10)
 
     def _watch(self) -> None:
+        """List each kind in turn; note for each object, at the time of its kind's list,
+        when it was last seen alive, first seen deleting, first seen gone."""
         kinds = sorted({(k[0], k[1]) for k in self.objects})
         while not self.stop.is_set():
-            at = time.monotonic() - self.start
-            present: dict[Ident, Obj] = {}
             for api, kind in kinds:
                 try:
-                    for obj in self.ctx.kube.list(api, kind):
-                        present[ident(obj)] = obj
+                    listed = {ident(o): o for o in self.ctx.kube.list(api, kind)}
                 except KubeError:  # the kind's CRD went with its Release: all gone
-                    continue
-            for key, seen in self.seen.items():
-                found = present.get(key)
-                if found is None:
-                    if seen.gone_at is None:
-                        seen.gone_at = at
-                        if seen.deleting_at is None:
-                            seen.deleting_at = at
-                    continue
-                stamp = dig(found, "metadata", "deletionTimestamp")
-                if stamp and seen.deleting_at is None:
-                    seen.deleting_at, seen.deletion_timestamp = at, str(stamp)
-                seen.finalizers = list(dig(found, "metadata", "finalizers") or [])
+                    listed = {}
+                at = time.monotonic() - self.start
+                for key, seen in self.seen.items():
+                    if key[:2] == (api, kind):
+                        seen.note(listed.get(key), at)
             if all(s.gone_at is not None for s in self.seen.values()):
                 return
             self.stop.wait(POLL_SECONDS)
@@ -184,16 +189,20 @@ class Teardown:
         )
 
     def check_order(self) -> None:
-        """Each ordering Usage held: ``of`` began deleting only once ``by`` was gone."""
+        """Each ordering Usage held: ``of`` was never seen deleting before a sighting of
+        ``by`` (each time is that of its kind's list)."""
         broken = []
         for order in self.orders:
             by, of = self.seen[order.by], self.seen[order.of]
             assert by.gone_at is not None, self.left()
             assert of.deleting_at is not None, self.left()
-            if of.deleting_at < by.gone_at:
+            # Seen deleting (or gone, if it went between two lists) before a later
+            # sighting of its user: its deletion began while the user was there.
+            if of.deleting_at < by.there_at:
                 broken.append(
-                    f"{show(order.of)} began deleting at +{of.deleting_at:.0f}s, before "
-                    f"{show(order.by)} was gone (+{by.gone_at:.0f}s), despite {show(order.usage)}"
+                    f"{show(order.of)} began deleting by +{of.deleting_at:.1f}s, yet "
+                    f"{show(order.by)} was still there at +{by.there_at:.1f}s, despite "
+                    f"{show(order.usage)}"
                 )
         assert not broken, "\n".join(broken)
 

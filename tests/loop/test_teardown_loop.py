@@ -53,6 +53,14 @@ def _configs(keys: dict[Key, int]) -> list[Key]:
     )
 
 
+def _config_of(plane: ControlPlane, key: Key) -> Key | None:
+    """The provider config a Release or Object names, if it is in the store."""
+    ref = (plane.store[key].get("spec") or {}).get("providerConfigRef") or {}
+    kind = ref.get("kind", "ClusterProviderConfig")
+    found = (key[0], kind, key[2] if kind == "ProviderConfig" else "", ref.get("name", ""))
+    return found if key[1] in teardown.WORKLOAD_KINDS and found in plane.store else None
+
+
 def _before(wave: dict[Key, int], first: list[Key], then: list[Key], what: str) -> None:
     late = [(a, b) for a in first for b in then if wave[a] >= wave[b]]
     assert not late, f"{what}: " + "; ".join(
@@ -91,6 +99,8 @@ def test_an_inference_cluster_tears_down_in_order(fleet: str, converged: Fleets)
     assert provisioned, f"{fleet} provisions no cluster"
     for cluster in sorted(provisioned):
         tree = {cluster, *plane.tree(cluster)}
+        configs = {k: c for k in tree if (c := _config_of(plane, k)) is not None}
+        assert configs, f"{cluster[3]}: nothing goes through a provider config"
         wave = _waves(delete_in_order(plane, cluster))
         assert set(wave) == tree  # all of it went: nothing hangs, nothing is left behind
         clusters = _of(wave, CLUSTER_KINDS)
@@ -100,9 +110,9 @@ def test_an_inference_cluster_tears_down_in_order(fleet: str, converged: Fleets)
         assert nodes, f"{cluster[3]} has no node group"
         assert network or fleet.endswith("vultr"), f"{cluster[3]} has no network"
         infrastructure = clusters + nodes + network
-        _before(
-            wave, _workload(wave), _configs(wave) + infrastructure, "Releases and Objects first"
-        )
+        _before(wave, _workload(wave), infrastructure, "Releases and Objects first")
+        for obj in _workload(wave):  # each before the provider config it goes through
+            _before(wave, [obj], [configs[obj]] if obj in configs else [], "through its config")
         _before(wave, _configs(wave), infrastructure, "provider configs before the infrastructure")
         _before(wave, nodes, clusters, "node groups before the cluster")
         _before(wave, clusters, network, "the cluster before its network")

@@ -7,33 +7,39 @@
 - Crossplane's Usage webhook: an object an ordering Usage (``spec.by`` set) names as
   ``of`` is refused (and the attempt replayed later) while the Usage's ``by`` exists;
 - Crossplane's Usage controller: a composed Usage being deleted waits for its ``by``;
+- provider-kubernetes and provider-helm: a provider config stays (its in-use finalizer)
+  while a resource that goes through it exists;
 - a protection Usage (no ``by``, like the InferenceCluster's ClusterUsage) refuses the
   deletion outright, as :meth:`ControlPlane.delete` does.
 
-:func:`delete_in_order` removes, wave after wave, every object of the tree nothing holds
-any more, and returns the waves: the order a real teardown takes, one step per wave.
+Deletion reaches an object once its owner is being deleted and the webhook lets it (a
+refused deletion is replayed once the Usage's user is gone); it goes once nothing it
+waits for is left. :func:`delete_in_order` removes, wave after wave, whatever can go,
+and returns the waves: the order a real teardown takes, one step per wave.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.dev.fakes import base
 from modelplane.dev.fakes.base import Key, describe
 from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import DeletionBlockedError
+from modelplane.domain import teardown
 
 USAGE_GROUP = "protection.crossplane.io"
 
 
 def delete_in_order(plane: ControlPlane, key: Key) -> list[list[Key]]:
     """Delete composite ``key`` and its tree in the order Usages and foreground deletion
-    allow; return the waves, each sorted.
+    allow; return the waves (what went at each step), each sorted.
 
     Raises:
-        DeletionBlockedError: a protection Usage holds ``key``, or the Usages hold each
-            other so that nothing more can go (a cycle: a real teardown would hang).
+        DeletionBlockedError: a protection Usage holds ``key``, or the tree cannot go any
+            further (a real teardown would hang there).
     """
     protecting = [u for u in plane.usages_of(key) if not _spec(plane.store[u]).get("by")]
     if protecting:
@@ -41,33 +47,64 @@ def delete_in_order(plane: ControlPlane, key: Key) -> list[list[Key]]:
         msg = f"{describe(key)} is in use by {names}"
         raise DeletionBlockedError(msg)
     left = {key, *plane.tree(key)}
+    deleting = {key}
     waves: list[list[Key]] = []
     while left:
         holds = _holds(plane, left)
-        wave = sorted(k for k in left if not holds.get(k))
+        _propagate(plane, left, deleting, holds)
+        wave = sorted(k for k in deleting if not holds[k].waits)
         if not wave:
-            stuck = ", ".join(
-                f"{describe(k)} (held by {describe(sorted(h)[0])})"
-                for k, h in sorted(holds.items())
-                if h
+            stuck = "; ".join(
+                f"{describe(k)} waits for {', '.join(describe(w) for w in sorted(holds[k].waits))}"
+                for k in sorted(deleting)
             )
             msg = f"the teardown of {describe(key)} hangs: {stuck}"
             raise DeletionBlockedError(msg)
         for gone in wave:
             del plane.store[gone]
         left -= set(wave)
+        deleting -= set(wave)
         waves.append(wave)
     return waves
 
 
-def _holds(plane: ControlPlane, left: set[Key]) -> dict[Key, set[Key]]:
-    """What keeps each object of ``left`` from going now."""
-    holds: dict[Key, set[Key]] = {k: set() for k in left}
+@dataclass
+class _Hold:
+    """Why an object of the tree has not gone yet."""
+
+    refused_by: set[Key] = field(default_factory=set)  # users whose Usage refuses its deletion
+    waits: set[Key] = field(default_factory=set)  # what it waits for once deleting
+
+
+def _propagate(
+    plane: ControlPlane, left: set[Key], deleting: set[Key], holds: dict[Key, _Hold]
+) -> None:
+    """Foreground deletion reaches what a deleting object controls, unless the webhook
+    refuses it (a Usage's user is still there: the attempt is replayed later)."""
+    owners = {k: plane.store[k] for k in left}
+    uids = {base.uid_of(o): k for k, o in owners.items()}
+    changed = True
+    while changed:
+        changed = False
+        for k in sorted(left - deleting):
+            owner = uids.get(base.controller_uid(plane.store[k]))
+            if owner in deleting and not holds[k].refused_by:
+                deleting.add(k)
+                changed = True
+
+
+def _holds(plane: ControlPlane, left: set[Key]) -> dict[Key, _Hold]:
+    """What keeps each object of ``left`` from being deleted, or from going once deleting."""
+    holds = {k: _Hold() for k in left}
     uids = {base.uid_of(plane.store[k]): k for k in left}
     for k in left:
         owner = uids.get(base.controller_uid(plane.store[k]))
         if owner is not None:
-            holds[owner].add(k)  # foreground: the owner waits for what it controls
+            holds[owner].waits.add(k)  # foreground: the owner waits for what it controls
+    for k, obj in plane.store.items():
+        config = _provider_config(plane, obj)
+        if config in holds and config != k:
+            holds[config].waits.add(k)  # the provider's in-use finalizer on its config
     for usage in (k for k in plane.store if k[0] == USAGE_GROUP):
         spec = _spec(plane.store[usage])
         by, of = spec.get("by"), spec.get("of")
@@ -78,10 +115,24 @@ def _holds(plane: ControlPlane, left: set[Key]) -> dict[Key, set[Key]]:
         if user is None:
             continue  # its user is gone: the Usage no longer holds anything
         if used in holds:
-            holds[used].add(user)  # the webhook refuses: the user is still there
+            holds[used].refused_by.add(user)  # the webhook refuses while the user is there
         if usage in holds:
-            holds[usage].add(user)  # the Usage controller waits for the user
+            holds[usage].waits.add(user)  # the Usage controller waits for the user
     return holds
+
+
+def _provider_config(plane: ControlPlane, obj: Mapping[str, Any]) -> Key | None:
+    """The provider config a provider-kubernetes or provider-helm resource goes through."""
+    group = base.group_of(obj)
+    if group not in teardown.WORKLOAD_GROUPS or obj.get("kind") in teardown.PROVIDER_CONFIG_KINDS:
+        return None
+    ref = _spec(obj).get("providerConfigRef")
+    if not isinstance(ref, Mapping):
+        return None
+    kind = _text(ref, "kind") or "ClusterProviderConfig"
+    namespace = base.key_of(obj)[2] if kind == "ProviderConfig" else ""
+    found = (group, kind, namespace, _text(ref, "name"))
+    return found if found in plane.store else None
 
 
 def _resolve(
