@@ -46,7 +46,7 @@ def delete_in_order(plane: ControlPlane, key: Key) -> list[list[Key]]:
         names = ", ".join(describe(k) for k in protecting)
         msg = f"{describe(key)} is in use by {names}"
         raise DeletionBlockedError(msg)
-    left = {key, *plane.tree(key)}
+    left = _owned(plane, {key, *plane.tree(key)})
     deleting = {key}
     waves: list[list[Key]] = []
     while left:
@@ -81,16 +81,32 @@ def _propagate(
 ) -> None:
     """Foreground deletion reaches what a deleting object controls, unless the webhook
     refuses it (a Usage's user is still there: the attempt is replayed later)."""
-    owners = {k: plane.store[k] for k in left}
-    uids = {base.uid_of(o): k for k, o in owners.items()}
+    uids = {base.uid_of(plane.store[k]): k for k in left}
     changed = True
     while changed:
         changed = False
         for k in sorted(left - deleting):
-            owner = uids.get(base.controller_uid(plane.store[k]))
-            if owner in deleting and not holds[k].refused_by:
+            owners = {uids.get(uid) for uid in _owner_uids(plane.store[k])}
+            if owners & deleting and not holds[k].refused_by:
                 deleting.add(k)
                 changed = True
+
+
+def _owned(plane: ControlPlane, keys: set[Key]) -> set[Key]:
+    """``keys`` and, transitively, whatever they own (controller or not): what the
+    garbage collector deletes with them (an ObservedObjectCollection's Objects too)."""
+    found = set(keys)
+    while True:
+        uids = {base.uid_of(plane.store[k]) for k in found}
+        more = {k for k, o in plane.store.items() if k not in found and _owner_uids(o) & uids}
+        if not more:
+            return found
+        found |= more
+
+
+def _owner_uids(obj: Mapping[str, Any]) -> set[str]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return {str(r.get("uid")) for r in refs if isinstance(r, Mapping) and r.get("uid")}
 
 
 def _holds(plane: ControlPlane, left: set[Key]) -> dict[Key, _Hold]:
