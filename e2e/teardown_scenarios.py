@@ -238,14 +238,24 @@ def steps_of(orders: Iterable[Order]) -> set[tuple[str, str]]:
     return {(o.by[1], o.of[1]) for o in orders}
 
 
-def delete_in_order(ctx: Context, api: str, kind: str, name: str, timeout: float) -> Teardown:
-    """Delete a cluster-scoped composite as the docs do (foreground); check its teardown."""
-    with Teardown(ctx, api, kind, name) as watch:
-        assert watch.orders, f"{kind} {name} composes no ordering Usage"
-        ctx.kubectl("delete", kind.lower(), name, "--cascade=foreground", "--wait=false")
-        ctx.step(f"kubectl delete {kind.lower()} {name} --cascade=foreground")
-        watch.check(timeout)
-    return watch
+def delete_all(ctx: Context, roots: list[tuple[str, str]], timeout: float) -> list[Teardown]:
+    """Delete cluster-scoped composites (kind, name) at once, as the docs do (foreground),
+    each tree watched; then check each teardown (they run side by side: Crossplane's
+    Usage controller looks again every 30 s, so each wave of a teardown takes up to that)."""
+    watches = [Teardown(ctx, MP, kind, name) for kind, name in roots]
+    for watch in watches:
+        assert watch.orders, f"{show(watch.root)} composes no ordering Usage"
+        watch.__enter__()
+    try:
+        for kind, name in roots:
+            ctx.kubectl("delete", kind.lower(), name, "--cascade=foreground", "--wait=false")
+            ctx.step(f"kubectl delete {kind.lower()} {name} --cascade=foreground")
+        for watch in watches:
+            watch.check(timeout)
+    finally:
+        for watch in watches:
+            watch.__exit__()
+    return watches
 
 
 def clusters_unused(ctx: Context) -> list[str]:
@@ -267,13 +277,13 @@ def clusters_unused(ctx: Context) -> list[str]:
 
 
 def teardown_in_order(ctx: Context) -> None:
-    """Delete every InferenceCluster, then the InferenceGateway: each in order, all gone."""
-    for cluster in clusters_unused(ctx):
-        watch = delete_in_order(ctx, MP, "InferenceCluster", cluster, 420)
+    """Delete every InferenceCluster left and the InferenceGateway: each in order, all gone."""
+    roots = [("InferenceCluster", c) for c in clusters_unused(ctx)]
+    watches = delete_all(ctx, [*roots, ("InferenceGateway", "default")], 480)
+    for watch in watches[:-1]:
         clouds = {k[1] for k in watch.objects if k[0] == INFRA and k[1] != "ServingStack"}
+        pairs = steps_of(watch.orders)
         for cloud in clouds:  # a provisioned cluster: what reaches it went first
-            pairs = steps_of(watch.orders)
             assert ("ClusterProviderConfig", cloud) in pairs, pairs
             assert ("ServingStack", cloud) in pairs, pairs
-    gateway = delete_in_order(ctx, MP, "InferenceGateway", "default", 240)
-    assert ("Release", "Release") in steps_of(gateway.orders)  # Traefik before its CRDs
+    assert ("Release", "Release") in steps_of(watches[-1].orders)  # Traefik before its CRDs
