@@ -349,3 +349,22 @@ def test_dropping_metallb_releases_its_usages_too() -> None:
     rsp = run(inference_gateway(metallb=False), **observed)
     assert "order-metallb-pool-uses-metallb" not in rsp.desired.resources
     assert _warnings(rsp) == []  # released, not held
+
+
+def test_a_resource_let_go_waits_one_pass_for_its_usage_to_go_first() -> None:
+    """MetalLB dropped: its pool and the pool's Usage of MetalLB go now, MetalLB itself
+    the pass after, once the Usage is gone: Crossplane's webhook never refuses the
+    garbage collection, and nothing waits in normal operation."""
+    metallb = {**desired(run(inference_gateway(metallb=True)))["metallb"], **ready()}
+    pool = {**desired(run(inference_gateway(metallb=True), metallb=ready()))["metallb-pool"]}
+    with_metallb = {**ALL_READY, "metallb": metallb, "metallb_pool": pool}
+    usage = desired(run(inference_gateway(metallb=True), **with_metallb))
+    key = "order-metallb-pool-uses-metallb"
+    first = run(inference_gateway(metallb=False), **with_metallb, **{key: usage[key]})
+    assert "metallb" in first.desired.resources  # held: the Usage of it goes first
+    assert key not in first.desired.resources
+    assert "metallb-pool" not in first.desired.resources  # the user goes at once
+    assert _warnings(first) == []
+    second = run(inference_gateway(metallb=False), **{**ALL_READY, "metallb": metallb})
+    assert "metallb" not in second.desired.resources  # the Usage gone: MetalLB goes
+    assert _warnings(second) == []

@@ -15,11 +15,11 @@ one such pair; :func:`usage` builds its Usage.
 
 Nothing is blocked in normal operation: when a composite stops composing a resource
 (a removed pool's node group, a component the spec no longer enables), it stops
-composing that resource's Usages too, and Crossplane garbage-collects them with it,
-first stripping their composite label, so Crossplane lets a released Usage go at once
-without waiting for its user; a deletion the webhook refused meanwhile is replayed. Only
-when the composite itself is deleted (Kubernetes' garbage collector, labels intact) does
-a Usage wait for its user.
+composing that resource's Usages first and keeps the resource one more pass; Crossplane
+garbage-collects the Usages, first stripping their composite label, so its Usage
+controller lets them go at once without waiting for their user; then the resource goes
+(never refused by the webhook). Only when the composite itself is deleted (Kubernetes'
+garbage collector, labels intact) does a Usage wait for its user.
 
 A Usage names both ends by name, so an edge is composed only once both ends exist;
 until then nothing orders them, and nothing is blocked. A Usage has no readiness of its
@@ -172,6 +172,33 @@ def usage(owner: str, edge: Edge) -> dict[str, Any] | None:
             "replayDeletion": True,
         },
     }
+
+
+def used_by(usage: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
+    """Return what a Usage (as observed) keeps: ``(apiVersion, kind, namespace, name)``,
+    its namespace "" when cluster-scoped or the Usage's own (None if it names none)."""
+    spec = usage.get("spec")
+    of = spec.get("of") if isinstance(spec, Mapping) else None
+    ref = of.get("resourceRef") if isinstance(of, Mapping) else None
+    if not isinstance(of, Mapping) or not isinstance(ref, Mapping):
+        return None
+    meta = usage.get("metadata")
+    own = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return (
+        str(of.get("apiVersion", "")),
+        str(of.get("kind", "")),
+        str(ref.get("namespace") or own or ""),
+        str(ref.get("name", "")),
+    )
+
+
+def is_used(r: Ref, of: tuple[str, str, str, str]) -> bool:
+    """Tell whether a Usage's ``of`` (:func:`used_by`) is the resource ``r``."""
+    api_version, kind, namespace, name = of
+    return (r.api_version, r.kind, r.name) == (api_version, kind, name) and r.namespace in (
+        namespace,
+        "",
+    )
 
 
 def cloud_edges(manifests: Mapping[str, Mapping[str, Any]]) -> list[Edge]:
