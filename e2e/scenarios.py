@@ -12,6 +12,7 @@ from e2e.context import Context
 from e2e.edit_scenarios import deletion, drain, flap, invalid_edit, quiet, scale
 from e2e.examples_scenarios import examples
 from e2e.protection_scenarios import protection
+from e2e.teardown_scenarios import teardown_in_order
 from e2e.tour_scenarios import check_columns, getting_started
 
 
@@ -84,5 +85,12 @@ SCENARIOS = (
         "examples",
         "every docs manifest admitted (server-side dry run); the XRDs' negative cases refused",
         examples,
+    ),
+    Scenario(
+        "teardown",
+        "ML resources deleted, then each InferenceCluster and the InferenceGateway: each "
+        "deletion completes in order (its ordering Usages held), nothing left on a finalizer",
+        teardown_in_order,
+        ("getting-started",),
     ),
 )

@@ -124,6 +124,7 @@ def test_kubeconfig_brings_provider_configs_and_the_serving_stack_then_the_gatew
         "cluster",
         "observe-nodes",
         "observe-resource-slices",
+        "order-serving-stack-uses-cluster",  # the stack exists: it holds the cloud cluster
         "provider-config-helm",
         "provider-config-kubernetes",
         "serving-stack",
@@ -311,3 +312,77 @@ def test_the_last_user_gone_the_cluster_usage_goes() -> None:
     usage = kit.struct_to_dict(held.desired.resources["cluster-usage"].resource)
     rsp = _run(_cluster(), observed={"cluster-usage": usage})
     assert "cluster-usage" not in rsp.desired.resources  # Crossplane deletes it: delete works
+
+
+def _provisioned_observed() -> dict[str, Any]:
+    """The cloud cluster (with its kubeconfig), provider configs and stack, all made."""
+    cloud = {
+        "kind": "EKSCluster",
+        "status": {
+            "kubeconfigSecretRef": {
+                "name": "eks-us-east-kubeconfig",
+                "namespace": "modelplane-system",
+                "key": "kubeconfig",
+            },
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+    made = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "cluster": cloud,
+        "serving-stack": made,
+        "provider-config-helm": {"kind": "ClusterProviderConfig"},
+        "provider-config-kubernetes": {"kind": "ClusterProviderConfig"},
+    }
+
+
+def test_teardown_keeps_the_cloud_cluster_until_what_reaches_it_is_gone() -> None:
+    """The provider configs and the serving stack each hold the cloud cluster with a Usage
+    (``by`` them, ``of`` the EKSCluster, ``replayDeletion``): deleting the InferenceCluster
+    removes the Releases and Objects through a live kubeconfig, then the cluster."""
+    rsp = _run(_cluster(), observed=_provisioned_observed())
+    usages = {
+        k: kit.struct_to_dict(r.resource)
+        for k, r in rsp.desired.resources.items()
+        if k.startswith("order-")
+    }
+    assert sorted(usages) == [
+        "order-provider-config-helm-uses-cluster",
+        "order-provider-config-kubernetes-uses-cluster",
+        "order-serving-stack-uses-cluster",
+    ]
+    helm = usages["order-provider-config-helm-uses-cluster"]
+    assert helm == {
+        "apiVersion": "protection.crossplane.io/v1beta1",
+        "kind": "Usage",  # in the cloud cluster's namespace: a ClusterUsage can't name it
+        "metadata": {
+            "name": "eks-us-east-provider-config-helm-uses-cluster",
+            "namespace": "modelplane-system",
+        },
+        "spec": {
+            "of": {
+                "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
+                "kind": "EKSCluster",
+                "resourceRef": {"name": "eks-us-east"},
+            },
+            "by": {
+                "apiVersion": "helm.m.crossplane.io/v1beta1",
+                "kind": "ClusterProviderConfig",
+                "resourceRef": {"name": "eks-us-east"},
+            },
+            "replayDeletion": True,
+        },
+    }
+    for key in usages:
+        assert rsp.desired.resources[key].ready == fnv1.READY_TRUE  # never gates Ready
+
+
+def test_an_adopted_cluster_releases_the_cloud_cluster_and_its_usages() -> None:
+    observed = _provisioned_observed()
+    observed["order-serving-stack-uses-cluster"] = {"kind": "Usage"}
+    existing = _cluster("Existing")
+    rsp = _run(existing, observed=observed)
+    assert "cluster" not in rsp.desired.resources
+    assert not [k for k in rsp.desired.resources if k.startswith("order-")]
+    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert not [w for w in warnings if "order-" in w], warnings  # released, not held

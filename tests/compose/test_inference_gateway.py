@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import kit, registry, runtime
 from modelplane.dev import render
-from modelplane.domain import stack
+from modelplane.domain import stack, teardown
 
 from tests.compose import routing_cases
 from tests.requests import conditions, request
@@ -116,7 +117,7 @@ def test_each_step_waits_for_the_one_before(
     metallb: bool, observed: dict[str, Any], want_keys: set[str], reason: str
 ) -> None:
     rsp = run(inference_gateway(metallb=metallb), **observed)
-    assert set(rsp.desired.resources) == want_keys
+    assert _steps(rsp.desired.resources) == want_keys
     assert conditions(rsp)["ControllerReady"][:2] == ("False", reason)
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
 
@@ -126,7 +127,8 @@ def test_ready_when_the_gateway_has_an_address() -> None:
     assert address(rsp) == "172.18.255.200"
     assert conditions(rsp)["ControllerReady"] == ("True", "Ready", "Traefik serves 172.18.255.200")
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED  # Crossplane derives Ready
-    assert {k: r.ready for k, r in rsp.desired.resources.items()} == dict.fromkeys(
+    steps = {k: r.ready for k, r in rsp.desired.resources.items() if k in _steps([k])}
+    assert steps == dict.fromkeys(
         ["gateway-api-crds", "traefik", "gatewayclass", "gateway"], fnv1.READY_TRUE
     )
 
@@ -205,13 +207,15 @@ def test_any_other_name_composes_nothing_and_says_so(name: str) -> None:
         pytest.param(
             "inference-gateway-metallb",
             "172.18.255.200",
-            ["Gateway", "GatewayClass", "IPAddressPool", "L2Advertisement"] + ["Release"] * 3,
+            ["Gateway", "GatewayClass", "IPAddressPool", "L2Advertisement"]
+            + ["Release"] * 3
+            + ["Usage"] * 5,  # each step's Usage of what it needs: teardown in order
             id="metallb",
         ),
         pytest.param(
             "inference-gateway-cloud",
             "a1b2c3d4e5f6-1234567890.us-east-1.elb.amazonaws.com",
-            ["Gateway", "GatewayClass"] + ["Release"] * 2,
+            ["Gateway", "GatewayClass"] + ["Release"] * 2 + ["Usage"] * 3,
             id="cloud",
         ),
     ],
@@ -257,6 +261,11 @@ def test_the_gateway_api_crd_chart_is_pinned_once_with_the_serving_stack() -> No
     assert got == {"name": pinned.name, "repository": pinned.repository, "version": pinned.version}
 
 
+def _steps(keys: Iterable[str]) -> set[str]:
+    """The install steps among composed-resource keys: not the ordering Usages."""
+    return {k for k in keys if not k.startswith(teardown.KEY_PREFIX)}
+
+
 def _warnings(rsp: fnv1.RunFunctionResponse) -> list[str]:
     return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
 
@@ -269,7 +278,7 @@ def test_dropping_metallb_releases_its_three_resources_and_nothing_else() -> Non
         "metallb_l2advertisement": {"kind": "L2Advertisement"},
     }
     rsp = run(inference_gateway(metallb=False), **observed)
-    assert set(desired(rsp)) == {"gateway-api-crds", "traefik", "gatewayclass", "gateway"}
+    assert _steps(desired(rsp)) == {"gateway-api-crds", "traefik", "gatewayclass", "gateway"}
     assert _warnings(rsp) == []
 
 
@@ -280,3 +289,82 @@ def test_a_step_the_plan_no_longer_has_is_held_and_named() -> None:
     rsp = run(inference_gateway(), **observed)
     assert "stray" in desired(rsp)
     assert _warnings(rsp) == ["neither composed nor released stray; kept it unchanged"]
+
+
+def test_each_step_holds_what_it_needs_until_it_is_gone() -> None:
+    """Teardown in order: a Usage per step and need, ``by`` the step and ``of`` the need,
+    with ``replayDeletion``; a cluster-scoped GatewayClass's Usage lives with the
+    Release it uses, MetalLB's objects' Usages in their own namespace."""
+    observed = {
+        **ALL_READY,
+        "metallb": ready(),
+        "metallb_pool": {"kind": "IPAddressPool"},
+        "metallb_l2advertisement": {"kind": "L2Advertisement"},
+    }
+    got = desired(run(inference_gateway(metallb=True), **observed))
+    usages = {k: v for k, v in got.items() if k.startswith(teardown.KEY_PREFIX)}
+    pairs = {
+        (
+            u["spec"]["by"]["kind"],
+            u["spec"]["by"]["resourceRef"]["name"],
+            u["spec"]["of"]["resourceRef"]["name"],
+        )
+        for u in usages.values()
+    }
+    assert pairs == {
+        ("Release", "traefik", "gateway-api-crds"),
+        ("GatewayClass", "modelplane", "traefik"),
+        ("Gateway", "modelplane", "traefik"),
+        ("IPAddressPool", "modelplane", "metallb"),
+        ("L2Advertisement", "modelplane", "metallb"),
+    }
+    for usage in usages.values():
+        assert usage["kind"] == "Usage"
+        assert usage["spec"]["replayDeletion"] is True
+    pool = usages["order-metallb-pool-uses-metallb"]
+    assert pool["metadata"]["namespace"] == "metallb-system"
+    assert pool["spec"]["of"]["resourceRef"] == {
+        "name": "metallb",
+        "namespace": "modelplane-system",
+    }
+    gatewayclass = usages["order-gatewayclass-uses-traefik"]
+    assert gatewayclass["metadata"]["namespace"] == "modelplane-system"
+    assert gatewayclass["spec"]["of"]["resourceRef"] == {"name": "traefik"}
+
+
+def test_a_step_not_made_yet_has_no_usage() -> None:
+    """A Usage names what exists: Traefik composed but not observed has none yet."""
+    got = desired(run(inference_gateway(), gateway_api_crds=ready()))
+    assert "traefik" in got
+    assert not [k for k in got if k.startswith(teardown.KEY_PREFIX)]
+
+
+def test_dropping_metallb_releases_its_usages_too() -> None:
+    observed = {
+        **ALL_READY,
+        "metallb": ready(),
+        "metallb_pool": {"kind": "IPAddressPool"},
+        "order-metallb-pool-uses-metallb": {"kind": "Usage"},
+    }
+    rsp = run(inference_gateway(metallb=False), **observed)
+    assert "order-metallb-pool-uses-metallb" not in rsp.desired.resources
+    assert _warnings(rsp) == []  # released, not held
+
+
+def test_a_resource_let_go_waits_one_pass_for_its_usage_to_go_first() -> None:
+    """MetalLB dropped: its pool and the pool's Usage of MetalLB go now, MetalLB itself
+    the pass after, once the Usage is gone: Crossplane's webhook never refuses the
+    garbage collection, and nothing waits in normal operation."""
+    metallb = {**desired(run(inference_gateway(metallb=True)))["metallb"], **ready()}
+    pool = {**desired(run(inference_gateway(metallb=True), metallb=ready()))["metallb-pool"]}
+    with_metallb = {**ALL_READY, "metallb": metallb, "metallb_pool": pool}
+    usage = desired(run(inference_gateway(metallb=True), **with_metallb))
+    key = "order-metallb-pool-uses-metallb"
+    first = run(inference_gateway(metallb=False), **with_metallb, **{key: usage[key]})
+    assert "metallb" in first.desired.resources  # held: the Usage of it goes first
+    assert key not in first.desired.resources
+    assert "metallb-pool" not in first.desired.resources  # the user goes at once
+    assert _warnings(first) == []
+    second = run(inference_gateway(metallb=False), **{**ALL_READY, "metallb": metallb})
+    assert "metallb" not in second.desired.resources  # the Usage gone: MetalLB goes
+    assert _warnings(second) == []

@@ -18,6 +18,7 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
+from modelplane.domain import teardown
 from modelplane.domain.clouds import common
 
 CREDENTIALS = "credentials"
@@ -104,10 +105,12 @@ def compose_all(
     kept: Iterable[str],
 ) -> None:
     """Compose the manifests in key order, and hold those of ``kept`` not composed now:
-    what waited for the cluster (its kubeconfig, an identity) once, stays while it flaps."""
+    what waited for the cluster (its kubeconfig, an identity) once, stays while it flaps.
+    Then the Usages that tear them down in order (:func:`teardown.cloud_edges`)."""
     for key, manifest in sorted(manifests.items()):
         kit.compose(rsp, key, manifest)
     kit.hold(req, rsp, kept)
+    kit.order_teardown(req, rsp, teardown.cloud_edges)
 
 
 def kubeconfig_condition(rsp: fnv1.RunFunctionResponse, ready: bool, what: str) -> None:

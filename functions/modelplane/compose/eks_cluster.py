@@ -47,12 +47,12 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
         kubeconfig = common.kubeconfig_ref(eks.kubeconfig_secret(cluster), cluster.namespace)
         fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
         manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
-    # What goes on the cluster waits for the ClusterAuth and the file system; once there,
-    # it stays while either flaps.
-    _clouds.compose_all(req, rsp, manifests, eks.WORKLOAD_KEYS)
     # An EFA pool's node group, once made, stays while the groups' ids flap.
     waiting = eks.waiting_efa_pools(cluster, efa)
     kit.hold(req, rsp, [k for p in waiting for k in (f"nodegroup-{p}", f"launch-template-{p}")])
+    # What goes on the cluster waits for the ClusterAuth and the file system; once there,
+    # it stays while either flaps.
+    _clouds.compose_all(req, rsp, manifests, eks.WORKLOAD_KEYS)
     status: dict[str, Any] = {"cache": {"storageClassName": eks.STORAGE_CLASS}}
     if kubeconfig is not None:
         status["kubeconfigSecretRef"] = kubeconfig

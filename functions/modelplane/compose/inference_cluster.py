@@ -21,6 +21,8 @@ Steps, each waiting for what it needs:
    the API server refuses to delete it (:mod:`modelplane.domain.usage`); condition
    ``InUse`` names them. Once none does, the ClusterUsage goes and a deletion refused
    meanwhile is replayed.
+6. Teardown in order: Usages that keep the cloud cluster until the provider configs and
+   the serving stack that reach it are gone (:mod:`modelplane.domain.teardown`).
 
 A pool whose class is missing is not published; a provisioned cluster whose classes
 can't provision it keeps whatever cloud cluster it already has and composes no new one.
@@ -28,6 +30,7 @@ can't provision it keeps whatever cloud cluster it already has and composes no n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic
@@ -35,7 +38,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.compose import cluster_capacity, pool_draining
-from modelplane.domain import api, draining, usage
+from modelplane.domain import api, draining, teardown, usage
 from modelplane.domain import cluster as domain
 from modelplane.domain.draining import Drain
 from modelplane.models.inferenceclass import InferenceClass
@@ -109,9 +112,18 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     released = [] if _hold_while_used(req, rsp, name) else [USAGE_KEY]
     if source not in domain.PROVISIONED:
         released.append(CLOUD_KEY)  # the spec adopts a cluster: it provisions none
+    released += kit.order_teardown(req, rsp, _teardown_order)
     return kit.Released.of(
-        released, "the usage once nothing uses the cluster; an adopted cluster's cloud composite"
+        released,
+        "the usage once nothing uses the cluster; an adopted cluster's cloud composite; "
+        "ordering usages of what is no longer composed",
     )
+
+
+def _teardown_order(manifests: Mapping[str, Mapping[str, Any]]) -> list[teardown.Edge]:
+    """The provider configs and the serving stack go before the cloud cluster: they reach
+    it through its kubeconfig (:mod:`modelplane.domain.teardown`)."""
+    return teardown.uses([*PROVIDER_CONFIGS, STACK_KEY], CLOUD_KEY, manifests)
 
 
 def _hold_while_used(

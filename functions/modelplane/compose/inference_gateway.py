@@ -33,6 +33,9 @@ never tears a working install down:
 ``status.address`` is the Gateway's ``status.addresses[0].value``; ``ControllerReady``
 is True once the Gateway is programmed and has an address. Any name but ``default``
 composes nothing and says so.
+
+Teardown runs the steps backwards: each step's Usage keeps what it needs (the CRDs,
+Traefik, MetalLB) until it is gone (:mod:`modelplane.domain.teardown`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
-from modelplane.domain import api, routing, stack
+from modelplane.domain import api, routing, stack, teardown
 from modelplane.domain.conditions import Condition
 from modelplane.models.inferencegateway import InferenceGateway
 
@@ -108,9 +111,16 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
         return kit.Released.NOTHING
     settings = read_settings(gateway)
     waiting = _compose_steps(req, rsp, settings)
-    released = kit.Released.NOTHING
+    # Teardown in order: a step goes before the steps it needs.
+    unordered = kit.order_teardown(
+        req, rsp, lambda found: teardown.step_edges(plan(settings), found)
+    )
+    released = kit.Released.of(unordered, "ordering usages of what is no longer composed")
     if settings.metallb_pool is None:
-        released = kit.Released.of(METALLB_KEYS, "spec.traefik.loadBalancer is not MetalLB")
+        released = kit.Released.of(
+            [*METALLB_KEYS, *unordered],
+            "spec.traefik.loadBalancer is not MetalLB; ordering usages of what is not composed",
+        )
     address = gateway_address(kit.observed(req, GATEWAY))
     if address:
         kit.set_status(rsp, {"address": address})

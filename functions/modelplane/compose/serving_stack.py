@@ -32,7 +32,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.domain import stack as domain
-from modelplane.domain import workload
+from modelplane.domain import teardown, workload
 from modelplane.models.servingstack import Components, Secret, ServingStack
 
 COMPONENTS = "ComponentsReady"
@@ -59,6 +59,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     progress = domain.gate(steps, _observed(req))
     for step in progress.composed:
         kit.compose(rsp, step.key, step.resource)
+    # Teardown in order: a step goes before the steps it needs (released by left_out).
+    kit.order_teardown(req, rsp, lambda found: teardown.step_edges(steps, found))
     address, unreadable = domain.read_gateway_address(kit.observed(req, domain.GATEWAY_KEY))
     if unreadable is not None:
         kit.warn(rsp, f"Object {domain.GATEWAY_KEY}: {unreadable}; read as no address yet")

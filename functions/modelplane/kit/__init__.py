@@ -11,7 +11,8 @@ The door: adapters import ``from modelplane import kit`` and call names module-q
 - :mod:`.errors`: unreadable input and its one-line summary;
 - :mod:`.composer`: the compose protocol (an adapter returns what it :class:`Released`)
   and the guard every function runs after its adapter;
-- :mod:`.structs`: protobuf Structs as plain values.
+- :mod:`.structs`: protobuf Structs as plain values;
+- :mod:`.teardown`: the ordering Usages that delete a composite's resources in order.
 """
 
 from modelplane.domain.conditions import Condition
@@ -57,6 +58,7 @@ from modelplane.kit.respond import (
     warn,
 )
 from modelplane.kit.structs import struct_to_dict
+from modelplane.kit.teardown import order as order_teardown
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -87,6 +89,7 @@ __all__ = [
     "mark_readiness",
     "meta",
     "observed",
+    "order_teardown",
     "readiness_condition",
     "ref",
     "refuse",
