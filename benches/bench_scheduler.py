@@ -307,7 +307,7 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
 
 
 PHASES = {
-    "read XR": (("request.py", "composite"), ("plan.py", "read_deployment")),
+    "read XR": (("request.py", "composite"), ("planner.py", "read_deployment")),
     "read fleet": (("fleet.py", "read_fleet"), ("cache.py", "read_cache")),
     "schedule": (("scheduler.py", "schedule"),),
     "compose": (

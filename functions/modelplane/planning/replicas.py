@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from sys import intern
 from typing import Any, cast
 
 from google.protobuf import struct_pb2 as structpb
@@ -222,9 +223,10 @@ def _admitted_replica(fields: Fields) -> Any:
     created = meta.get("creationTimestamp")
     ready, stuck, since = _admission(fields.get("status"))
     return ExistingReplica(
-        namespace,
-        deployment,
-        where,
+        # Shared by many replicas: one string each, not one per replica remembered.
+        intern(namespace),
+        intern(deployment),
+        intern(where),
         _index(index),
         pinned,
         name,
