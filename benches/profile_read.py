@@ -26,6 +26,7 @@ import pstats
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -85,20 +86,20 @@ def main() -> None:
         figures.setdefault(what, []).append(ms)
 
     for data in encodings:
-        add("floor: full decode", cpu_ms(lambda d=data: fnv1.RunFunctionRequest.FromString(d))[0])
-        ms, req = cpu_ms(lambda d=data: planning.decode_request(d))
+        add("floor: full decode", cpu_ms(partial(fnv1.RunFunctionRequest.FromString, data))[0])
+        ms, req = cpu_ms(partial(planning.decode_request, data))
         add("decode", ms)
-        add("floor: + each object a Struct", cpu_ms(lambda r=req: floor_struct(r))[0] + ms)
-        add("keys", cpu_ms(lambda r=req: keys(r))[0])
+        add("floor: + each object a Struct", cpu_ms(partial(floor_struct, req))[0] + ms)
+        add("keys", cpu_ms(partial(keys, req))[0])
         if not args.steady:
             planning.forget()
-        add("read fleet", cpu_ms(lambda r=req: read(r))[0])
+        add("read fleet", cpu_ms(partial(read, req))[0])
         if not args.steady:
             planning.forget()
         if args.cprofile:
             profile = cProfile.Profile()
             profile.enable()
-        add("run", cpu_ms(lambda r=req: runtime.run(r, registry.COMPOSERS))[0])
+        add("run", cpu_ms(partial(runtime.run, req, registry.COMPOSERS))[0])
         if args.cprofile:
             profile.disable()
             pstats.Stats(profile).sort_stats("tottime").print_stats(25)
