@@ -24,7 +24,12 @@ identical bytes, which Crossplane never does). Figures are medians:
   state); ``ratio`` is steady / new;
 - ``wall new`` / ``wall steady``: the round trips (encoding left out: ``Go enc`` is
   the client's encoding per call, as Crossplane pays it);
-- ``RSS``: the server's peak resident memory, summed over its processes (VmHWM).
+- ``RSS``: the server's peak resident memory, summed over its processes (VmHWM): a
+  page they share (the fork server's modules, mapped copy-on-write by every worker) is
+  counted once per process;
+- ``PSS``: the peak of the sum of their proportional set sizes, sampled every 20 ms: a
+  shared page counted once, split among the processes that map it (what the machine
+  pays; a peak shorter than 20 ms may be missed).
 
 The profile line splits a steady in-process call of the Python client by phase.
 
@@ -38,6 +43,7 @@ byte-identical. ``python -m benches.bench_scheduler --record`` records them afre
 from __future__ import annotations
 
 import cProfile
+import functools
 import hashlib
 import json
 import os
@@ -47,10 +53,11 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from crossplane.function import logging, resource
@@ -69,9 +76,11 @@ TARGET_RSS_MIB = {"5xL": 500.0}
 TARGET_RATIO = 1 / 3
 REPEAT = {"S": (30, 10), "M": (15, 8), "L": (5, 3), "5xL": (3, 2)}  # (warm, new fleet)
 DIGESTS = Path(__file__).with_name("placements.json")
+T = TypeVar("T")
 RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 POOLS_PER_CLUSTER = 8
 MAX_MESSAGE = 256 * 1024 * 1024
+STARTUP_SECONDS = 300  # the served function's start, workers included, on a loaded machine
 
 
 def _gpu(memory: str, count: int, arch: str) -> dict[str, Any]:
@@ -307,7 +316,7 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
 
 
 PHASES = {
-    "read XR": (("request.py", "composite"), ("plan.py", "read_deployment")),
+    "read XR": (("request.py", "composite"), ("planner.py", "read_deployment")),
     "read fleet": (("fleet.py", "read_fleet"), ("cache.py", "read_cache")),
     "schedule": (("scheduler.py", "schedule"),),
     "compose": (
@@ -365,7 +374,7 @@ class Served:
             ("grpc.max_send_message_length", MAX_MESSAGE),
         ]
         self.channel = grpc.insecure_channel(address, options=options)
-        grpc.channel_ready_future(self.channel).result(timeout=30)
+        grpc.channel_ready_future(self.channel).result(timeout=STARTUP_SECONDS)
         self.stub = self.channel.unary_unary(
             RUN_FUNCTION,
             request_serializer=None,  # requests are sent as encoded
@@ -392,6 +401,31 @@ class Served:
         compose them: each holds its own peak, and the machine pays for all of them.
         """
         return sum(_peak_rss_mib(pid) for pid in _process_tree(self.proc.pid))
+
+    def peak_pss_mib(self, during: Callable[[], T]) -> tuple[T, float]:
+        """Run ``during`` and return what it returns with the server's peak memory over it,
+        summed over its processes as proportional set sizes (sampled every 20 ms).
+
+        Summed peak RSS counts every page the processes share (the fork server's modules,
+        which each worker maps copy-on-write) once per process; PSS splits a shared page
+        among the processes that map it, so the sum is what the machine pays.
+        """
+        peak, done = 0.0, threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, sum(_pss_mib(p) for p in _process_tree(self.proc.pid)))
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            out = during()
+        finally:
+            done.set()
+            sampler.join()
+        return out, peak
 
     def __exit__(self, *_: object) -> None:
         self.channel.close()
@@ -426,6 +460,16 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
+def _pss_mib(pid: int) -> float:
+    """A process's proportional set size now (Linux; 0 elsewhere)."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in rollup.splitlines() if x.startswith("Pss:")), "Pss: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
 def _peak_rss_mib(pid: int) -> float:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -445,15 +489,18 @@ def bench(size: str) -> dict[str, Any]:
     planning.forget()
     with Served() as served, goclient.GoClient(served.address, req) as client:
         digests = {client.run("steady", 1).digest}  # connected, and every worker started
+        pss = 0.0
         for what, repeat in (("new", new_repeat), ("steady", steady_repeat)):
             cpu = served.cpu_seconds()
-            answer = client.run(what, repeat)
+            answer, peak = served.peak_pss_mib(functools.partial(client.run, what, repeat))
+            pss = max(pss, peak)
             result[f"{what} cpu ms"] = (served.cpu_seconds() - cpu) / repeat * 1e3
             result[f"{what} ms"] = statistics.median(answer.seconds) * 1e3
             result["encode ms"] = answer.encode_seconds / repeat * 1e3
             result["request MiB"] = answer.sizes[-1] / 2**20
             digests.add(answer.digest)
         result["RSS MiB"] = served.peak_rss_mib()
+        result["PSS MiB"] = pss
     result["digests"] = digests
     return result
 
@@ -492,6 +539,7 @@ def verdicts(r: dict[str, Any]) -> list[tuple[str, float, float]]:
         out += [("cpu new", r["new cpu ms"], target), ("cpu steady", r["steady cpu ms"], target)]
     if r["size"] in TARGET_RSS_MIB:
         out.append(("RSS MiB", r["RSS MiB"], TARGET_RSS_MIB[r["size"]]))
+        out.append(("PSS MiB", r["PSS MiB"], TARGET_RSS_MIB[r["size"]]))
     out.append(("steady/new", ratio(r), TARGET_RATIO))
     return out
 
@@ -519,12 +567,14 @@ def main(sizes: list[str] | None = None) -> None:
         "served figures from the Go client (tools/benchclient: requests built and encoded as "
         "Crossplane does, a new map order on every call, one connection); cpu = the server's "
         "CPU per reconcile summed over its processes; wall = median round trip; RSS = peak, "
-        "summed over its processes"
+        "summed over its processes (pages they share counted once per process); PSS = peak "
+        "of the sum of their proportional set sizes (shared pages counted once: what the "
+        "machine pays), sampled every 20 ms"
     )
     header = (
         f"{'size':4} {'clusters':>8} {'replicas':>8} {'req MiB':>8} {'cpu new':>8} "
         f"{'cpu steady':>10} {'ratio':>6} {'wall new':>9} {'wall steady':>11} {'Go enc':>7} "
-        f"{'RSS MiB':>8}  placements  targets"
+        f"{'RSS MiB':>8} {'PSS MiB':>8}  placements  targets"
     )
     print(header)
     digests = recorded()
@@ -537,7 +587,7 @@ def main(sizes: list[str] | None = None) -> None:
             f"{r['size']:4} {r['clusters']:>8} {r['replicas']:>8} {r['request MiB']:>8.1f} "
             f"{r['new cpu ms']:>8.0f} {r['steady cpu ms']:>10.0f} {ratio(r):>6.2f} "
             f"{r['new ms']:>9.0f} {r['steady ms']:>11.0f} {r['encode ms']:>7.0f} "
-            f"{r['RSS MiB']:>8.0f}  {same_placements(r, digests):10}  "
+            f"{r['RSS MiB']:>8.0f} {r['PSS MiB']:>8.0f}  {same_placements(r, digests):10}  "
             f"{'missed: ' + ', '.join(missed) if missed else 'ok'}  (load {_load()})",
             flush=True,
         )

@@ -53,10 +53,18 @@ def test_a_short_path_that_reads_a_replica_otherwise_fails_the_read(
         found = plain(fields, engines_of)
         return dataclasses.replace(found, index=found.index + 1)
 
+    admitted = replica_reader._admitted_replica
+
+    def drifted_admitted(fields: Any) -> Any:  # the fleet reader's short path, in one pass
+        found = admitted(fields)
+        return dataclasses.replace(found, index=found.index + 1)
+
     monkeypatch.setattr(replica_reader, "_plain_replica", drifted)
     doc = _replica()
     with pytest.raises(agreement.ReaderDisagreementError, match="ModelReplica"):
         planning.read_replica(planning.as_struct(doc))
+    planning.forget()
+    monkeypatch.setattr(replica_reader, "_admitted_replica", drifted_admitted)
     with pytest.raises(agreement.ReaderDisagreementError, match="ModelReplica"):
         planning.read_fleet([], [planning.as_struct(doc).SerializeToString()])
 

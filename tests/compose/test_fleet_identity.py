@@ -71,7 +71,14 @@ def test_reordered_encodings_differ_in_bytes_but_not_in_content() -> None:
 
 def test_an_encoded_object_is_keyed_by_its_uid_and_resource_version() -> None:
     for order in range(3):
-        assert planning.object_key(_encoded_in_order(_replica(), order)) == ("u-replica", "7")
+        assert planning.object_key(_encoded_in_order(_replica(), order)) == "9:u-replica7"
+    assert planning.object_key(planning.as_struct(_replica())) == "9:u-replica7"
+
+
+def test_no_two_uid_and_resource_version_pairs_share_a_key() -> None:
+    one = planning.object_key(planning.as_struct(_identified(_replica(), "u-ab", "7")))
+    two = planning.object_key(planning.as_struct(_identified(_replica(), "u-a", "b7")))
+    assert one != two
 
 
 def test_an_object_reordered_is_read_once() -> None:

@@ -265,13 +265,29 @@ def _published(status: Fields) -> tuple[Pool, ...] | None:
     if found is None or found.WhichOneof("kind") != "list_value":
         return _pools(status)
     if not isinstance(found.list_value, bytes):
-        plain = _plain_pools(found.list_value.values)
-        if plain is _MISSING:
-            return _pools(status)
-        if agreement.CHECKING:
-            agreement.check("status.gpuPools", plain, lambda: _pools(status))
-        return cast("tuple[Pool, ...]", plain)
+        return _pools_by_content(found.SerializeToString(deterministic=True))
     return _encoded_pools(found.list_value)
+
+
+def _pools_of_content(key: bytes) -> tuple[Pool, ...] | None:
+    """The pools a ``gpuPools`` Value's deterministic encoding reads as (raises as
+    :func:`_pools` does: what does not read is not remembered)."""
+    status = structpb.Struct()
+    status.fields["gpuPools"].MergeFromString(key)
+    plain = _plain_pools(status.fields["gpuPools"].list_value.values)
+    if plain is _MISSING:
+        return _pools(status.fields)
+    if agreement.CHECKING:
+        agreement.check("status.gpuPools", plain, lambda: _pools(status.fields))
+    return cast("tuple[Pool, ...]", plain)
+
+
+# A cluster's published pools by their content: clusters of one shape (the same node
+# pools, classes and node counts) publish the same list, which Go's protobuf never
+# encodes the same twice; re-encoded deterministically, equal lists have one key.
+_pools_by_content: Memo[tuple[Pool, ...] | None] = MEMO.add(
+    "pools by content", _pools_of_content, bytes
+)
 
 
 def _plain_pools(values: Any) -> Any:

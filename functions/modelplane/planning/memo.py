@@ -75,12 +75,16 @@ class Memos:
 
     Attributes:
         placements: Each deployment's last placement (:class:`PlacementMemo`).
+        surged: Each deployment's last placement with its rolling update's surge (the
+            deployment asked for more replicas): apart, so that the two do not evict
+            each other while a rollout lasts.
     """
 
     def __init__(self) -> None:
         """Start with no memos; each reader module adds its own when imported."""
         self._memos: dict[str, Memo[Any]] = {}
         self.placements = PlacementMemo()
+        self.surged = PlacementMemo()
 
     def add(
         self, name: str, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key
@@ -102,6 +106,7 @@ class Memos:
         for memo in self._memos.values():
             memo.clear()
         self.placements.clear()
+        self.surged.clear()
 
 
 MEMO = Memos()

@@ -78,7 +78,7 @@ def plan(
     extra = surge(state, placement) if surge is not None else 0
     if extra:
         asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
-        placement = scheduler.schedule(asked, state.fleet, cache=cache.footprint, ready=ready)
+        placement = MEMO.surged.placement(_schedule, asked, state.fleet, cache.footprint, ready)
     scheduled = scheduled_condition(deployment, placement, cache)
     return Planned(deployment, state, placement, scheduled, extra)
 

@@ -210,7 +210,7 @@ class FleetCluster:
     pools: tuple[Pool, ...] | None = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per replica's engine: no __dict__ each
 class PinnedEngine:
     """An existing replica's engine: the pool it is pinned to and what it charges there.
 
@@ -225,7 +225,7 @@ class PinnedEngine:
     pods: Pods = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # 50,000 on a 5xL fleet, remembered: no __dict__ each
 class ExistingReplica:
     """A ModelReplica that exists in the fleet, of any deployment.
 

@@ -1,0 +1,112 @@
+"""Where a Go-encoded call's CPU goes, in process: decode, read the fleet, schedule, compose.
+
+``python -m benches.profile_read L [--calls N] [--steady] [--cprofile]`` takes N
+requests encoded by the Go client (``tools/benchclient``: a fleet never seen on every
+call, as Crossplane encodes them), runs each in this process as a worker does, and prints
+the CPU time of each phase per call (min and median):
+
+- ``decode``: :func:`modelplane.planning.decode_request` (the fleet's items left encoded);
+- ``floor``: a full protobuf decode of the same bytes (``RunFunctionRequest``), and the
+  decode of every fleet object as a plain ``Struct``: what any reader of the request pays
+  at least, for comparison;
+- ``keys``: each fleet object's identity, read from its ``metadata``;
+- ``read fleet``: :func:`modelplane.planning.read_fleet` on a fleet never seen (memos
+  forgotten before each call; ``--steady``: the same fleet again, memos kept);
+- ``run``: the whole call (:func:`modelplane.runtime.run` on the decoded request).
+
+Not part of ``make bench`` (CPU seconds are what to trust on a busy machine; figures
+here are for finding where time goes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
+from modelplane import planning, registry, runtime
+
+from benches import goclient
+from benches.bench_scheduler import SIZES, fleet_request
+
+
+def cpu_ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.process_time()
+    out = fn()
+    return (time.process_time() - start) * 1e3, out
+
+
+def floor_struct(req: fnv1.RunFunctionRequest) -> int:
+    """Decode every fleet object as a plain Struct (what the fleet costs to decode at all)."""
+    count = 0
+    for name in (planning.CLUSTERS, planning.REPLICAS):
+        for raw in planning.encoded_items(req.required_resources[name]):
+            struct_pb2.Struct.FromString(raw)
+            count += 1
+    return count
+
+
+def keys(req: fnv1.RunFunctionRequest) -> int:
+    count = 0
+    for name in (planning.CLUSTERS, planning.REPLICAS):
+        for raw in planning.encoded_items(req.required_resources[name]):
+            planning.object_key(raw)
+            count += 1
+    return count
+
+
+def read(req: fnv1.RunFunctionRequest) -> planning.FleetState:
+    return planning.read_fleet(
+        planning.encoded_items(req.required_resources[planning.CLUSTERS]),
+        planning.encoded_items(req.required_resources[planning.REPLICAS]),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("size", choices=list(SIZES))
+    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--steady", action="store_true")
+    parser.add_argument("--cprofile", action="store_true")
+    args = parser.parse_args()
+    clusters, replicas = SIZES[args.size]
+    template = fleet_request(clusters, replicas)
+    with goclient.GoClient("127.0.0.1:1", template) as client:
+        encodings = client.encodings(args.calls)
+    figures: dict[str, list[float]] = {}
+
+    def add(what: str, ms: float) -> None:
+        figures.setdefault(what, []).append(ms)
+
+    for data in encodings:
+        add("floor: full decode", cpu_ms(partial(fnv1.RunFunctionRequest.FromString, data))[0])
+        ms, req = cpu_ms(partial(planning.decode_request, data))
+        add("decode", ms)
+        add("floor: + each object a Struct", cpu_ms(partial(floor_struct, req))[0] + ms)
+        add("keys", cpu_ms(partial(keys, req))[0])
+        if not args.steady:
+            planning.forget()
+        add("read fleet", cpu_ms(partial(read, req))[0])
+        if not args.steady:
+            planning.forget()
+        if args.cprofile:
+            profile = cProfile.Profile()
+            profile.enable()
+        add("run", cpu_ms(partial(runtime.run, req, registry.COMPOSERS))[0])
+        if args.cprofile:
+            profile.disable()
+            pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+    print(f"{args.size}: {len(encodings)} Go-encoded calls, {'steady' if args.steady else 'new'}")
+    for what, samples in figures.items():
+        print(f"  {what:32} min {min(samples):8.1f} ms  median {statistics.median(samples):8.1f}")
+
+
+if __name__ == "__main__":
+    main()
