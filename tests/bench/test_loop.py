@@ -25,6 +25,8 @@ def test_the_fleet_is_the_size_asked_and_valid() -> None:
     assert len(by_kind["ModelDeployment"]) == 4
     for doc in by_kind["InferenceCluster"]:
         InferenceCluster.model_validate(doc)
+        # A pod takes a whole node: room for every replica of the fleet, twice.
+        assert doc["spec"]["nodePools"][0]["nodeCount"] * 3 >= 2 * size.total_replicas
         ref = doc["spec"]["cluster"]["existing"]["secretRef"]["name"]
         assert ref in {s["metadata"]["name"] for s in by_kind["Secret"]}
     for doc in by_kind["ModelDeployment"]:
