@@ -233,6 +233,31 @@ def _scrape(url: str = METRICS) -> dict[str, dict[str, float]]:
         return parse_metrics(resp.read().decode())
 
 
+def parse_api_requests(text: str) -> dict[str, float]:
+    """The API server's requests by verb and resource (``apiserver_request_total``)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels, value = line.rsplit(" ", 1)
+        found = dict(part.split("=", 1) for part in labels[labels.index("{") + 1 : -1].split('",'))
+        verb = found.get("verb", "").strip('"')
+        resource = found.get("resource", "").strip('"')
+        sub = found.get("subresource", "").strip('"')
+        key = f"{verb} {resource}" + (f"/{sub}" if sub else "")
+        out[key] = out.get(key, 0.0) + float(value)
+    return out
+
+
+def _api_requests(kube: Kube) -> dict[str, float]:
+    """What the API server served so far; empty if its metrics cannot be read."""
+    try:
+        resp = kube._send("GET", "/metrics", accept="text/plain")
+    except Exception:  # a figure missing is said in the report, never a failed run
+        return {}
+    return parse_api_requests(resp.data.decode())
+
+
 def uptime() -> str:
     try:
         return subprocess.run(
@@ -251,9 +276,10 @@ class Snapshot:
     metrics: dict[str, dict[str, float]]
     calls: dict[str, dict[str, float]]
     load: str
+    api: dict[str, float] = field(default_factory=dict)
 
 
-def snapshot(state: Path, stats_dir: Path) -> Snapshot:
+def snapshot(state: Path, stats_dir: Path, kube: Kube | None = None) -> Snapshot:
     kids = _children()
     pids = component_pids(state, (*COMPONENTS, *OTHERS))
     return Snapshot(
@@ -262,6 +288,7 @@ def snapshot(state: Path, stats_dir: Path) -> Snapshot:
         metrics=_scrape(),
         calls=callstats.read_totals(stats_dir),
         load=uptime(),
+        api=_api_requests(kube) if kube is not None else {},
     )
 
 
@@ -282,6 +309,7 @@ def phase(before: Snapshot, after: Snapshot) -> dict[str, Any]:
             kind: _sub(counts, before.calls.get(kind, {}))
             for kind, counts in sorted(after.calls.items())
         },
+        "api_requests": _sub(after.api, before.api),
         "uptime_start": before.load,
         "uptime_end": after.load,
     }
@@ -308,17 +336,17 @@ def run(size: Size, steady_seconds: float, timeout: float, say: Callable[[str], 
     say(f"platform Ready; {settle:.0f} s for it to settle before measuring")
     time.sleep(settle)
     result = Result(size)
-    start = snapshot(state, stats_dir)
+    start = snapshot(state, stats_dir, kube)
     say(f"applying {size}: {uptime()}")
     for doc in fleet(size):
         kube.apply(doc)
     wait_converged(kube, size, timeout, say)
     time.sleep(2 * callstats.FLUSH_SECONDS + 1)  # the call counts' last write
-    ready = snapshot(state, stats_dir)
+    ready = snapshot(state, stats_dir, kube)
     result.converge = phase(start, ready)
     say(f"converged in {result.converge['seconds']} s; steady for {steady_seconds:.0f} s")
     time.sleep(steady_seconds)
-    end = snapshot(state, stats_dir)
+    end = snapshot(state, stats_dir, kube)
     result.steady = phase(ready, end)
     result.objects = count_objects(kube, size)
     return result
@@ -459,7 +487,18 @@ def table(result: Mapping[str, Any]) -> str:
         f"{all_bytes[1] / 2**20 / minutes:.2f} |"
     )
     objects = ", ".join(f"{k} {v}" for k, v in result["objects"].items())
-    return head + "\n".join(rows) + f"\n\nat the end: {objects}\n"
+    return head + "\n".join(rows) + f"\n\nat the end: {objects}\n" + _api_table(steady)
+
+
+def _api_table(steady: Mapping[str, Any], top: int = 10) -> str:
+    """The API server's busiest requests while steady, per minute."""
+    api = steady.get("api_requests") or {}
+    if not api:
+        return ""
+    minutes = steady["seconds"] / 60
+    busiest = sorted(api.items(), key=lambda kv: -kv[1])[:top]
+    rows = "\n".join(f"| {key} | {count / minutes:.1f} |" for key, count in busiest)
+    return f"\nsteady API requests per minute (busiest):\n\n| verb resource | per minute |\n|---|---|\n{rows}\n"
 
 
 def _mean_kib(counts: Mapping[str, float]) -> str:

@@ -110,3 +110,16 @@ def test_the_report_says_per_minute_and_how_the_steady_cost_grew() -> None:
     growth = loop.growth([small, big])
     # deployments x fleet replicas: 50*100 / (10*20) = 25; calls 5x, bytes 25x, CPU 5x
     assert "| S -> M | 25.0x | 5.0x | 5.0x | 25.0x | 1.0x |" in growth
+
+
+def test_api_requests_read_per_verb_and_resource() -> None:
+    text = (
+        'apiserver_request_total{code="200",group="modelplane.ai",resource="modelreplicas",'
+        'subresource="status",verb="PUT",version="v1alpha1"} 12\n'
+        'apiserver_request_total{code="409",group="modelplane.ai",resource="modelreplicas",'
+        'subresource="status",verb="PUT",version="v1alpha1"} 3\n'
+        'apiserver_request_total{code="200",group="",resource="secrets",subresource="",'
+        'verb="GET",version="v1"} 4\n'
+        'apiserver_request_duration_seconds_count{verb="GET"} 99\n'
+    )
+    assert loop.parse_api_requests(text) == {"PUT modelreplicas/status": 15.0, "GET secrets": 4.0}
