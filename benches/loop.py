@@ -543,6 +543,72 @@ def growth(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+PAPER_FLEETS = (
+    # (name, clusters, deployments, replicas per deployment): fleet-read-cost.md's L
+    ("L", 1_000, 1_000, 10),
+    ("10xL", 10_000, 10_000, 10),
+)
+
+
+def composites(clusters: int, deployments: int, replicas: int) -> int:
+    """Composites reconciled once a minute: InferenceCluster and ServingStack per
+    cluster, ModelReplica and ModelEndpoint per replica, the deployments, and the
+    platform's InferenceClass and InferenceGateway."""
+    return 2 * clusters + 2 * deployments * replicas + deployments + 2
+
+
+def fan_in(clusters: int, deployments: int, replicas: int) -> int:
+    """Fleet objects the deployments' reconciles of a minute carry: D x (R + C)."""
+    return deployments * (deployments * replicas + clusters)
+
+
+def cost_model(results: Sequence[Mapping[str, Any]]) -> str:
+    """Fit steady CPU/min = a x composites + b x fan-in to the first and last size, and
+    extrapolate it, with the ModelDeployment bytes per fleet object, to L and 10xL."""
+    if len(results) < 2:
+        return ""
+    first, last = results[0], results[-1]
+    points = []
+    for r in (first, last):
+        z = r["size"]
+        shape = (z["clusters"], z["deployments"], z["replicas"])
+        points.append((composites(*shape), fan_in(*shape), steady_per_minute(r)))
+    (x1, f1, s1), (x2, f2, s2) = points
+    det = x1 * f2 - x2 * f1
+    b = (s2["cpu"] * x1 - s1["cpu"] * x2) / det
+    a = (s1["cpu"] - b * f1) / x1
+    per_object = s2["md_bytes"] / s2["md_calls"] / (f2 / last["size"]["deployments"])
+    lines = [
+        f"fit to {first['size']['name']} and {last['size']['name']}: CPU s/min = "
+        f"{a * 1000:.1f} ms x composites + {b * 1e6:.0f} us x D x (R + C); "
+        f"{per_object / 1024:.1f} KiB per fleet object in a ModelDeployment request "
+        f"({last['size']['name']})\n",
+        "| fleet | composites | D x (R + C) | CPU cores, steady | of which the fan-in "
+        "| ModelDeployment bytes / min |",
+        "|---|---|---|---|---|---|",
+    ]
+    fleets = [
+        (r["size"]["name"], r["size"]["clusters"], r["size"]["deployments"], r["size"]["replicas"])
+        for r in results
+    ]
+    for name, clusters, deployments, replicas in (*fleets, *PAPER_FLEETS):
+        x, f = composites(clusters, deployments, replicas), fan_in(clusters, deployments, replicas)
+        cpu = a * x + b * f
+        lines.append(
+            f"| {name} ({clusters} clusters, {deployments} x {replicas}) | {x:,} | {f:,} | "
+            f"{cpu / 60:,.2f} | {b * f / cpu:.0%} | {_bytes(f * per_object)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -569,6 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table(result))
     if len(results) > 1:
         print(growth(results))
+        print(cost_model(results))
     return 0
 
 

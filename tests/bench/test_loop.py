@@ -123,3 +123,22 @@ def test_api_requests_read_per_verb_and_resource() -> None:
         'apiserver_request_duration_seconds_count{verb="GET"} 99\n'
     )
     assert loop.parse_api_requests(text) == {"PUT modelreplicas/status": 15.0, "GET secrets": 4.0}
+
+
+def test_the_cost_model_recovers_a_known_per_composite_and_per_object_cost() -> None:
+    """Steady CPU made exactly 0.2 s per composite + 0.5 ms per fan-in object a minute:
+    the fit gives them back, and the 10xL line follows from them."""
+
+    def sized(name: str, clusters: int, deployments: int) -> dict[str, Any]:
+        result = _result(name, deployments, 2 * deployments, 2 * deployments * 1024, 0.0)
+        result["size"]["clusters"] = clusters
+        x = loop.composites(clusters, deployments, 2)
+        f = loop.fan_in(clusters, deployments, 2)
+        per_minute = 0.2 * x + 0.0005 * f
+        result["steady"]["cpu_seconds"] = {"crossplane": per_minute * 2}  # a 2 minute window
+        return result
+
+    text = loop.cost_model([sized("S", 5, 10), sized("M", 15, 30)])
+    assert "200.0 ms x composites + 500 us x D x (R + C)" in text
+    x, f = loop.composites(10_000, 10_000, 10), loop.fan_in(10_000, 10_000, 10)
+    assert f"| {(0.2 * x + 0.0005 * f) / 60:,.2f} |" in text
