@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError
 
 from modelplane import registry
 from modelplane.domain import dra as cel
-from modelplane.runtime import dispatch, limits
+from modelplane.runtime import callstats, dispatch, limits
 from modelplane.runtime.verdicts import DiskVerdicts
 
 SHARED_REQUEST_BYTES = 1024 * 1024
@@ -115,12 +115,27 @@ class Worker:
         self, call_id: int, budget: cel.CallBudget, data: bytes | int, fd: int | None
     ) -> None:
         """Decode one call, compose it within its budget, and send back what came of it."""
+        size = data if isinstance(data, int) else len(data)
+        with callstats.counted(size) as named:  # a no-op unless a benchmark asks
+            result = self._compose(call_id, budget, data, fd, named)
+        self._send((call_id, *result))
+
+    def _compose(
+        self,
+        call_id: int,
+        budget: cel.CallBudget,
+        data: bytes | int,
+        fd: int | None,
+        named: Callable[[str], None],
+    ) -> tuple[str, bytes]:
+        """Decode one call and compose it within its budget: what came of it."""
         try:
             req = _decode(data, fd)
         except _UnreadableError as err:
             result = ("unreadable", str(err).encode())
         else:
             kind, ref = dispatch.identify(req.observed.composite.resource)
+            named(kind)
             # Which composite the call is for: the server's log line names it if this dies.
             text = " ".join(f"{kind or 'an unnamed kind'} {ref}".split())[:COMPOSITE_CHARS]
             self._send((call_id, COMPOSING, text.encode()))
@@ -133,7 +148,7 @@ class Worker:
         finally:
             with self.lock:
                 self.budgets.pop(call_id, None)
-        self._send((call_id, *result))
+        return result
 
     def _send(self, message: tuple[Any, ...]) -> None:
         with self.lock, contextlib.suppress(OSError, ValueError):  # the server went away
