@@ -35,16 +35,24 @@ NEVER = {"modelplane.ai/e2e": "never-scheduled"}
 
 
 def routed_backends(ctx: Fleet) -> list[str]:
-    """The ModelService's backends: one weighted backendRef per ModelEndpoint it routes to."""
+    """The ModelService's live backends: each backendRef of its HTTPRoute whose ModelEndpoint
+    still exists (not being deleted) and names that Service. A ref left to an endpoint that
+    is gone sends its share of traffic nowhere, so it does not count as serving."""
     ms = ctx.kube.get(MP, "ModelService", "qwen", ML)
     if ms is None:
         return []
+    live = {
+        str(dig(e, "status", "routing", "backendName"))
+        for e in ctx.kube.list(MP, "ModelEndpoint", ML)
+        if not dig(e, "metadata", "deletionTimestamp")
+    }
     return [
-        str(backend.get("name"))
+        name
         for ref, route in ctx.composed(ms)
         if ref["kind"] == "HTTPRoute" and route is not None
         for rule in dig(route, "spec", "rules") or []
         for backend in rule.get("backendRefs") or []
+        if (name := str(backend.get("name"))) in live
     ]
 
 
