@@ -76,13 +76,17 @@ def three_ready(ctx: Fleet) -> None:
     spec = {"replicas": REPLICAS, "strategy": {"rollingUpdate": dict(STRATEGY)}}
     ctx.kube.patch(MP, "ModelDeployment", "qwen-demo", {"spec": spec}, ML)
     ctx.wait_for(
-        f"{REPLICAS} Ready replicas of qwen-demo",
+        f"{REPLICAS} Ready replicas of qwen-demo, each routed to",
         lambda: sum(1 for r in ctx.replicas() if fresh_ready(r)) == REPLICAS
-        and len(ctx.replicas()) == REPLICAS,
+        and len(ctx.replicas()) == REPLICAS
+        and len(routed_backends(ctx)) == REPLICAS,
         300,
-        lambda: str([(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()]),
+        lambda: str(
+            [(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()]
+            + routed_backends(ctx)
+        ),
     )
-    ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, strategy {STRATEGY}")
+    ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, all routed to, strategy {STRATEGY}")
 
 
 def set_image(ctx: Fleet, image: str, pod_extra: Mapping[str, Any] | None = None) -> None:
@@ -140,7 +144,7 @@ def rollout(ctx: Fleet) -> None:
     three_ready(ctx)
     set_image(ctx, GOOD_IMAGE)
     ctx.step(f"image edited to {GOOD_IMAGE}")
-    timeline = watch(ctx, GOOD_IMAGE, lambda s: s[1] == REPLICAS and s[2] == REPLICAS, timeout=420)
+    timeline = watch(ctx, GOOD_IMAGE, lambda s: s[1:] == (REPLICAS,) * 3, timeout=420)
     ctx.step(f"timeline: {_timeline(timeline)}")
     md = ctx.wait_for(
         "Progressing=True RolloutComplete",
@@ -166,9 +170,11 @@ def check_runs(ctx: Fleet, replica: Obj, image: str) -> None:
     """The replica's Deployment on its workload cluster runs ``image``, available."""
     name, cluster = replica["metadata"]["name"], str(dig(replica, "spec", "clusterName"))
     kube = ctx.clusters[cluster]
+    # The engines' workloads (<replica>-<engine>), not the endpoint picker beside them.
+    engines = {f"{name}-{e.get('name')}" for e in dig(replica, "spec", "engines") or []}
     for kind, ns, workload in ctx.workloads_of(name):
         got = kube.get("apps/v1", kind, workload, ns) if kind == "Deployment" else None
-        if got is None:
+        if got is None or workload not in engines:
             continue
         images = [c.get("image") for c in dig(got, "spec", "template", "spec", "containers") or []]
         assert image in images, f"{cluster}/{workload} runs {images}, not {image}"
