@@ -82,8 +82,7 @@ def three_ready(ctx: Fleet) -> None:
         and len(routed_backends(ctx)) == REPLICAS,
         300,
         lambda: str(
-            [(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()]
-            + routed_backends(ctx)
+            [(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()] + routed_backends(ctx)
         ),
     )
     ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, all routed to, strategy {STRATEGY}")

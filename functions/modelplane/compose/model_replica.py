@@ -244,7 +244,7 @@ def _observed_runs(found: Mapping[str, Any], desired: Mapping[str, Any]) -> bool
     the fleet a replica given a new image read Ready for a moment, long enough for its
     ModelDeployment to count it. The object the provider observed
     (``status.atProvider.manifest``) tells: its controller must have seen its current
-    generation, and its containers must be the desired ones (name, image, command, args,
+    generation (where its status says), and its containers must be the desired ones (name, image, command, args,
     env: written verbatim, so compared as written; the API server only adds defaults).
     Without an observed object (none recorded yet) this says nothing.
     """
@@ -253,8 +253,11 @@ def _observed_runs(found: Mapping[str, Any], desired: Mapping[str, Any]) -> bool
         return True
     generation = kit.field(seen, "metadata", "generation")
     observed_generation = kit.field(seen, "status", "observedGeneration")
-    if isinstance(generation, (int, float)) and (
-        not isinstance(observed_generation, (int, float)) or observed_generation < generation
+    numbers = (int, float)
+    if (  # a kind whose status has no observedGeneration (LeaderWorkerSet) is not judged by it
+        isinstance(generation, numbers)
+        and isinstance(observed_generation, numbers)
+        and observed_generation < generation
     ):
         return False
     want = _containers(kit.field(desired, "spec", "forProvider", "manifest", "spec"))

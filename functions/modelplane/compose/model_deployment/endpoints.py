@@ -60,13 +60,15 @@ def observed_routes(
     cluster without one gets no endpoint: nothing routes to it, and nothing is waited for.
     """
     gated, found = set(), {}
-    for placed in [*placement.replicas, *placement.moving]:
-        cluster = state.clusters.get(placed.cluster)
+    keys = [(p.cluster, p.index) for p in placement.replicas]
+    keys += [(m.cluster, m.index) for m in placement.moving]
+    for where, index in keys:
+        cluster = state.clusters.get(where)
         if cluster is None or not cluster.gateway_address:
             continue
-        name = naming.replica_name(deployment.name, placed.cluster, placed.index)
+        name = naming.replica_name(deployment.name, where, index)
         gated.add(name)
-        endpoint = kit.observed(req, _endpoint_key(placed.cluster, placed.index))
+        endpoint = kit.observed(req, _endpoint_key(where, index))
         if kit.condition_true(endpoint, routed.CONDITION):
             labels = kit.mapping(endpoint, "metadata", "labels")
             hashed = labels.get(TEMPLATE_HASH_LABEL)
