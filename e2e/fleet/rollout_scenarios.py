@@ -108,9 +108,21 @@ def set_image(ctx: Fleet, image: str, pod_extra: Mapping[str, Any] | None = None
 def observe(ctx: Fleet, image: str, started: float) -> tuple[float, int, int, int]:
     """(seconds, Ready replicas, replicas on ``image``, ModelService backends) now."""
     replicas = ctx.replicas()
-    ready = sum(1 for r in replicas if fresh_ready(r))
-    updated = sum(1 for r in replicas if engine_image(r) == image)
-    return time.monotonic() - started, ready, updated, len(routed_backends(ctx))
+    ready = sorted(r["metadata"]["name"][-5:] for r in replicas if fresh_ready(r))
+    updated = sorted(r["metadata"]["name"][-5:] for r in replicas if engine_image(r) == image)
+    routed = sorted(b[-5:] for b in routed_backends(ctx))
+    seen = (ready, updated, routed)
+    if seen != _LAST.get("seen"):
+        _LAST["seen"] = seen
+        print(
+            f"    t={time.monotonic() - started:.0f}s ready={ready} updated={updated} "
+            f"routed={routed}",
+            flush=True,
+        )
+    return time.monotonic() - started, len(ready), len(updated), len(routed)
+
+
+_LAST: dict[str, Any] = {}
 
 
 def watch(ctx: Fleet, image: str, done: Any, timeout: float) -> list[tuple[float, int, int, int]]:

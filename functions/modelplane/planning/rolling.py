@@ -239,6 +239,12 @@ def roll(
             labels[(moving.cluster, moving.index)] = {HASH_LABEL: found}
     short = max(deployment.replicas + surge - len(placed), 0) if surge else 0
     state_text = _state_text(deployment.replicas, len(updated), updated_ready, len(kept), bounds)
+    unrouted = sum(1 for k in updated if name[k] in ready and not routes.serving(name[k], current))
+    if unrouted:
+        state_text += (
+            f"; {unrouted} Ready {replicas_word(unrouted)} not routed to yet "
+            "(their ModelEndpoint is not Routed)"
+        )
     if short:
         state_text += (
             f"; no room for {short} surge {replicas_word(short)}, updating within maxUnavailable"
@@ -248,7 +254,7 @@ def roll(
     complete = (
         len(updated) == deployment.replicas == len(kept)
         and updated_ready == deployment.replicas
-        and all(routes.serving(name[k], current) for k in updated)
+        and not unrouted
     )
     progress = rollout.progress(
         state_text,
