@@ -295,7 +295,7 @@ def test_with_routing_lag_every_pass_keeps_the_floor_available(
     at every pass at least ``wanted - maxUnavailable`` are available (Ready and routed)."""
     bounds = rollout.resolve(strategy, wanted)
     replicas = _fleet(wanted)
-    serial, history = 0, []
+    serial, history = 0, list[int]()
     for _ in range(6 * wanted + 8):
         replicas = [
             Replica(r.key, r.updated, r.ready or r.updated, r.routed or r.ready) for r in replicas
