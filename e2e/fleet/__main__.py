@@ -26,11 +26,6 @@ from e2e.fleet.context import Fleet
 from e2e.kube import Kube
 from e2e.scenarios import Scenario
 
-# Both fail their floor of two on the fleet (docs/e2e.md): rollout, the ModelService
-# routing to one while the next replica updates before the updated one is routed to;
-# bad-image, a second replica updated while the first stays not Ready.
-ROLLOUT_FAILS = "fails on the fleet: fewer than two replicas stay Ready and routed to"
-
 SCENARIOS = (
     Scenario(
         "selectors",
@@ -107,7 +102,6 @@ SCENARIOS = (
         "two Ready and routed to, at the end all three run the new image",
         rollouts.rollout,  # type: ignore[arg-type]
         ("deploy",),
-        optional=ROLLOUT_FAILS,
     ),
     Scenario(
         "bad-image",
@@ -115,7 +109,6 @@ SCENARIOS = (
         "the other two keep serving the previous image",
         rollouts.bad_image,  # type: ignore[arg-type]
         ("deploy",),
-        optional=ROLLOUT_FAILS,
     ),
     Scenario(
         "pool-removal",

@@ -35,16 +35,24 @@ NEVER = {"modelplane.ai/e2e": "never-scheduled"}
 
 
 def routed_backends(ctx: Fleet) -> list[str]:
-    """The ModelService's backends: one weighted backendRef per ModelEndpoint it routes to."""
+    """The ModelService's live backends: each backendRef of its HTTPRoute whose ModelEndpoint
+    still exists (not being deleted) and names that Service. A ref left to an endpoint that
+    is gone sends its share of traffic nowhere, so it does not count as serving."""
     ms = ctx.kube.get(MP, "ModelService", "qwen", ML)
     if ms is None:
         return []
+    live = {
+        str(dig(e, "status", "routing", "backendName"))
+        for e in ctx.kube.list(MP, "ModelEndpoint", ML)
+        if not dig(e, "metadata", "deletionTimestamp")
+    }
     return [
-        str(backend.get("name"))
+        name
         for ref, route in ctx.composed(ms)
         if ref["kind"] == "HTTPRoute" and route is not None
         for rule in dig(route, "spec", "rules") or []
         for backend in rule.get("backendRefs") or []
+        if (name := str(backend.get("name"))) in live
     ]
 
 
@@ -68,13 +76,16 @@ def three_ready(ctx: Fleet) -> None:
     spec = {"replicas": REPLICAS, "strategy": {"rollingUpdate": dict(STRATEGY)}}
     ctx.kube.patch(MP, "ModelDeployment", "qwen-demo", {"spec": spec}, ML)
     ctx.wait_for(
-        f"{REPLICAS} Ready replicas of qwen-demo",
+        f"{REPLICAS} Ready replicas of qwen-demo, each routed to",
         lambda: sum(1 for r in ctx.replicas() if fresh_ready(r)) == REPLICAS
-        and len(ctx.replicas()) == REPLICAS,
+        and len(ctx.replicas()) == REPLICAS
+        and len(routed_backends(ctx)) == REPLICAS,
         300,
-        lambda: str([(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()]),
+        lambda: str(
+            [(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()] + routed_backends(ctx)
+        ),
     )
-    ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, strategy {STRATEGY}")
+    ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, all routed to, strategy {STRATEGY}")
 
 
 def set_image(ctx: Fleet, image: str, pod_extra: Mapping[str, Any] | None = None) -> None:
@@ -97,9 +108,21 @@ def set_image(ctx: Fleet, image: str, pod_extra: Mapping[str, Any] | None = None
 def observe(ctx: Fleet, image: str, started: float) -> tuple[float, int, int, int]:
     """(seconds, Ready replicas, replicas on ``image``, ModelService backends) now."""
     replicas = ctx.replicas()
-    ready = sum(1 for r in replicas if fresh_ready(r))
-    updated = sum(1 for r in replicas if engine_image(r) == image)
-    return time.monotonic() - started, ready, updated, len(routed_backends(ctx))
+    ready = sorted(r["metadata"]["name"][-5:] for r in replicas if fresh_ready(r))
+    updated = sorted(r["metadata"]["name"][-5:] for r in replicas if engine_image(r) == image)
+    routed = sorted(b[-5:] for b in routed_backends(ctx))
+    seen = (ready, updated, routed)
+    if seen != _LAST.get("seen"):
+        _LAST["seen"] = seen
+        print(
+            f"    t={time.monotonic() - started:.0f}s ready={ready} updated={updated} "
+            f"routed={routed}",
+            flush=True,
+        )
+    return time.monotonic() - started, len(ready), len(updated), len(routed)
+
+
+_LAST: dict[str, Any] = {}
 
 
 def watch(ctx: Fleet, image: str, done: Any, timeout: float) -> list[tuple[float, int, int, int]]:
@@ -132,7 +155,7 @@ def rollout(ctx: Fleet) -> None:
     three_ready(ctx)
     set_image(ctx, GOOD_IMAGE)
     ctx.step(f"image edited to {GOOD_IMAGE}")
-    timeline = watch(ctx, GOOD_IMAGE, lambda s: s[1] == REPLICAS and s[2] == REPLICAS, timeout=420)
+    timeline = watch(ctx, GOOD_IMAGE, lambda s: s[1:] == (REPLICAS,) * 3, timeout=420)
     ctx.step(f"timeline: {_timeline(timeline)}")
     md = ctx.wait_for(
         "Progressing=True RolloutComplete",
@@ -158,9 +181,11 @@ def check_runs(ctx: Fleet, replica: Obj, image: str) -> None:
     """The replica's Deployment on its workload cluster runs ``image``, available."""
     name, cluster = replica["metadata"]["name"], str(dig(replica, "spec", "clusterName"))
     kube = ctx.clusters[cluster]
+    # The engines' workloads (<replica>-<engine>), not the endpoint picker beside them.
+    engines = {f"{name}-{e.get('name')}" for e in dig(replica, "spec", "engines") or []}
     for kind, ns, workload in ctx.workloads_of(name):
         got = kube.get("apps/v1", kind, workload, ns) if kind == "Deployment" else None
-        if got is None:
+        if got is None or workload not in engines:
             continue
         images = [c.get("image") for c in dig(got, "spec", "template", "spec", "containers") or []]
         assert image in images, f"{cluster}/{workload} runs {images}, not {image}"

@@ -377,9 +377,17 @@ def test_ready_replica_gets_an_endpoint() -> None:
     }
     assert status(rsp) == {"replicas": {"total": 1, "ready": 1, "updated": 1, "updatedReady": 1}}
     assert conditions(rsp)["ReplicasReady"] == ("True", "AllReplicasReady", "1 of 1 replica ready")
-    assert conditions(rsp)["Progressing"][:2] == ("True", "RolloutComplete")
+    # Ready, but the ModelService does not route to it yet: the rollout is not complete.
+    ok, reason, message = conditions(rsp)["Progressing"]
+    assert (ok, reason) == ("True", "ReplicasUpdating")
+    assert "1 Ready replica not routed to yet (their ModelEndpoint is not Routed)" in message
     # Crossplane's own rule decides: Ready once every composed resource is.
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED
+    endpoint = of_kind(rsp, "ModelEndpoint")["endpoint-eks-us-east-0"]
+    endpoint["status"] = {"conditions": [{"type": "Routed", "status": "True"}]}
+    observed = {"endpoint-eks-us-east-0": endpoint}
+    routed = call(xr, clusters, as_fleet(first, ready=True), observed=observed)
+    assert conditions(routed)["Progressing"][:2] == ("True", "RolloutComplete")
 
 
 def test_readiness_from_observed_composed_replicas() -> None:

@@ -9,20 +9,60 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.domain import rollout
+from modelplane.domain.api import CLUSTER_LABEL, INDEX_LABEL
 from modelplane.planning import rolling
 
 from tests.compose.test_model_deployment import (
     as_fleet,
-    call,
     events,
     inference_cluster,
     model_deployment,
     of_kind,
     status,
 )
+from tests.compose.test_model_deployment import call as call_function
 from tests.requests import conditions
 
 OLD, NEW, BAD = "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.24.0", "vllm/vllm-openai:broken"
+
+
+def routed_endpoints(fleet: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The world once the ModelServices caught up: each Ready replica's ModelEndpoint,
+    composed for the template it runs, reports Routed."""
+    out = {}
+    for replica in fleet:
+        if not rolling_ready(replica):
+            continue
+        labels = replica["metadata"]["labels"]
+        key = f"endpoint-{labels[CLUSTER_LABEL]}-{labels[INDEX_LABEL]}"
+        out[key] = {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "ModelEndpoint",
+            "metadata": {
+                "name": replica["metadata"]["name"],
+                "labels": {k: v for k, v in labels.items() if k == rolling.HASH_LABEL},
+            },
+            "status": {"conditions": [{"type": "Routed", "status": "True", "reason": "Routed"}]},
+        }
+    return out
+
+
+def rolling_ready(replica: dict[str, Any]) -> bool:
+    found = (replica.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in found)
+
+
+def call(
+    xr: dict[str, Any],
+    clusters: Sequence[dict[str, Any]] = (),
+    fleet: Sequence[dict[str, Any]] = (),
+    *,
+    observed: dict[str, dict[str, Any]] | None = None,
+) -> fnv1.RunFunctionResponse:
+    """The function, with every Ready replica of ``fleet`` routed to unless ``observed``
+    says what exists."""
+    seen = routed_endpoints(fleet) if observed is None else observed
+    return call_function(xr, clusters, fleet, observed=seen)
 
 
 def _three_clusters(nodes: int = 1) -> list[dict[str, Any]]:
@@ -93,7 +133,10 @@ def test_an_image_edit_updates_max_unavailable_replicas_and_holds_the_rest_exact
     ok, reason, message = conditions(rsp)["Progressing"]
     assert (ok, reason) == ("True", "ReplicasUpdating")
     assert message.startswith("1 of 3 replicas updated, 0 of them Ready")
-    assert "2 old held: 2 Ready, and maxUnavailable 1 keeps at least 2 of 3 Ready" in message
+    assert (
+        "2 old held: 2 available (Ready and routed to), and maxUnavailable 1 keeps at least 2 of 3 available"
+        in message
+    )
 
 
 def _roll(
@@ -144,7 +187,7 @@ def test_surge_replicas_need_room_and_without_it_the_rollout_says_so() -> None:
     assert _images(rsp) == {"replica-a-0": OLD, "replica-b-0": OLD, "replica-c-0": OLD}
     message = conditions(rsp)["Progressing"][2]
     assert "no room for 1 surge replica, updating within maxUnavailable" in message
-    assert "maxUnavailable 0 keeps at least 3 of 3 Ready" in message
+    assert "maxUnavailable 0 keeps at least 3 of 3 available" in message
 
     clusters, fleet = _running(None, nodes=2)
     rsp = call(_deployment(image=NEW), clusters, fleet)
@@ -295,7 +338,9 @@ def test_a_replica_taking_a_new_template_leaves_the_service_and_a_flapping_one_d
     steady = call(_deployment(strategy=strategy), clusters, fleet)
     endpoints = of_kind(steady, "ModelEndpoint")
     assert len(endpoints) == 3
-    observed = {**of_kind(steady, "ModelReplica"), **endpoints}
+    routed = {"conditions": [{"type": "Routed", "status": "True", "reason": "Routed"}]}
+    observed = {**of_kind(steady, "ModelReplica")}
+    observed.update({k: dict(e, status=routed) for k, e in endpoints.items()})
     # A flap: replica a not Ready on the same template keeps its endpoint.
     flapping = [dict(r, status={}) if r["spec"]["clusterName"] == "a" else r for r in fleet]
     rsp = call(_deployment(strategy=strategy), clusters, flapping, observed=observed)
@@ -304,3 +349,39 @@ def test_a_replica_taking_a_new_template_leaves_the_service_and_a_flapping_one_d
     rsp = call(_deployment(image=NEW, strategy=strategy), clusters, fleet, observed=observed)
     assert _images(rsp)["replica-a-0"] == NEW
     assert sorted(of_kind(rsp, "ModelEndpoint")) == ["endpoint-b-0", "endpoint-c-0"]
+
+
+def test_the_next_replica_waits_until_the_service_routes_to_the_updated_one() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _running(strategy)
+    edited = _deployment(image=NEW, strategy=strategy)
+    first = call(edited, clusters, fleet)
+    ready = _fleet(first, ready=["replica-a-0", "replica-b-0", "replica-c-0"])
+    # Replica a runs NEW and is Ready; its endpoint, composed for OLD, still says Routed.
+    stale = routed_endpoints(fleet)
+    rsp = call(edited, clusters, ready, observed=stale)
+    assert sorted(_images(rsp).values()) == [OLD, OLD, NEW]
+    assert "endpoint-a-0" in of_kind(rsp, "ModelEndpoint")  # composed anew, for NEW
+    assert "2 available (Ready and routed to)" in conditions(rsp)["Progressing"][2]
+    # Composed for NEW but the ModelService does not route to it yet: still held.
+    pending = routed_endpoints(ready)
+    pending["endpoint-a-0"]["status"]["conditions"][0].update(status="False", reason="RoutePending")
+    rsp = call(edited, clusters, ready, observed=pending)
+    assert sorted(_images(rsp).values()) == [OLD, OLD, NEW]
+    # Routed: the next replica takes the template.
+    rsp = call(edited, clusters, ready, observed=routed_endpoints(ready))
+    assert sorted(_images(rsp).values()) == [OLD, NEW, NEW]
+
+
+def test_a_cluster_without_a_gateway_has_no_endpoint_to_wait_for() -> None:
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    placed = call(_deployment(strategy=strategy), _three_clusters())
+    fleet = as_fleet(placed, ready=True)
+    # The clusters lose their gateway address (degraded): placed replicas stay.
+    clusters = [inference_cluster(n, gateway="") for n in ("a", "b", "c")]
+    edited = _deployment(image=NEW, strategy=strategy)
+    first = call(edited, clusters, fleet, observed={})
+    ready = _fleet(first, ready=["replica-a-0", "replica-b-0", "replica-c-0"])
+    rsp = call(edited, clusters, ready, observed={})
+    assert of_kind(rsp, "ModelEndpoint") == {}
+    assert sorted(_images(rsp).values()) == [OLD, NEW, NEW]

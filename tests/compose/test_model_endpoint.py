@@ -197,3 +197,64 @@ def test_composed_backends_match_their_schemas() -> None:
         d for i, url in enumerate(urls) for d in _desired(_run(endpoint(f"e{i}", url))).values()
     ]
     routing_cases.check_schemas(docs)
+
+
+# --- Routed: whether the ModelServices that select it route to it ------------------------------
+
+
+def _service(name: str, match_labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelService",
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "spec": {"endpoints": [{"selector": {"matchLabels": match_labels}}]},
+    }
+
+
+def _route(name: str, backends: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "spec": {"rules": [{"backendRefs": [{"name": b, "port": 80} for b in backends]}]},
+    }
+
+
+def _routed_run(
+    services: list[dict[str, Any]], routes: list[dict[str, Any]]
+) -> fnv1.RunFunctionResponse:
+    xr = endpoint()
+    xr["metadata"]["labels"] = {"modelplane.ai/deployment": "qwen3-8b"}
+    req = request(xr, required={"services": services, "routes": routes})
+    for name in ("services", "routes"):
+        req.required_resources[name].SetInParent()  # answered, even when empty
+    return runtime.run(req, registry.COMPOSERS)
+
+
+def test_requires_the_namespaces_services_and_routes_and_says_nothing_until_answered() -> None:
+    rsp = _run(endpoint())
+    asked = {
+        name: (sel.api_version, sel.kind, sel.namespace)
+        for name, sel in rsp.requirements.resources.items()
+    }
+    assert asked == {
+        "services": ("modelplane.ai/v1alpha1", "ModelService", "ml-team"),
+        "routes": ("gateway.networking.k8s.io/v1", "HTTPRoute", "ml-team"),
+    }
+    assert "Routed" not in conditions(rsp)
+    assert _desired(rsp)  # the Service and EndpointSlice do not wait for it
+
+
+def test_routed_follows_the_selecting_services_route() -> None:
+    selecting = _service("qwen", {"modelplane.ai/deployment": "qwen3-8b"})
+    other = _service("llama", {"modelplane.ai/deployment": "llama"})
+    pending = _routed_run([selecting, other], [_route("qwen", ["other-backend"])])
+    assert conditions(pending)["Routed"] == (
+        "False",
+        "RoutePending",
+        "ModelService qwen does not route to Service qwen3-8b-7323a yet",
+    )
+    done = _routed_run([selecting, other], [_route("qwen", ["qwen3-8b-7323a"])])
+    assert conditions(done)["Routed"][:2] == ("True", "Routed")
+    alone = _routed_run([other], [_route("llama", [])])
+    assert conditions(alone)["Routed"][:2] == ("True", "NotSelected")

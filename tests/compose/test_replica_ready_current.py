@@ -57,3 +57,43 @@ def test_a_route_object_judged_by_its_ready_alone() -> None:
     observed = observed_as_composed()
     observed["route"]["spec"]["forProvider"]["manifest"]["spec"] = {"changed": True}
     assert conditions(run(xr(), observed=observed))["ModelReady"][:2] == ("True", "Available")
+
+
+def _observed_workload(image: str, generation: int = 4, seen: int = 4) -> dict[str, Any]:
+    """The observed Objects, the workload's ``atProvider.manifest`` running ``image``."""
+    observed = observed_as_composed()
+    workload = observed[WORKLOAD]
+    manifest = copy.deepcopy(workload["spec"]["forProvider"]["manifest"])
+    manifest["metadata"]["generation"] = generation
+    containers = manifest["spec"]["template"]["spec"]["containers"]
+    containers[0]["image"] = image
+    containers[0]["terminationMessagePath"] = "/dev/termination-log"  # an API default
+    manifest["status"] = {"observedGeneration": seen, "availableReplicas": 1}
+    workload["status"]["atProvider"] = {"manifest": manifest}
+    return observed
+
+
+def _desired_image() -> str:
+    composed = desired(run(xr()))[WORKLOAD]["spec"]["forProvider"]["manifest"]
+    return str(composed["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def test_ready_when_the_observed_workload_runs_the_desired_containers() -> None:
+    observed = _observed_workload(_desired_image())
+    assert conditions(run(xr(), observed=observed))["ModelReady"][:2] == ("True", "Available")
+
+
+def test_not_ready_on_a_ready_judged_before_the_new_template_was_applied() -> None:
+    """The provider's Ready (no observedGeneration) spoke of the workload it observed
+    before applying the new template: that workload still runs the old image."""
+    observed = _observed_workload("vllm/vllm-openai:old")
+    status, reason, _ = conditions(run(xr(), observed=observed))["ModelReady"]
+    assert (status, reason) == ("False", "ModelStarting")
+
+
+def test_not_ready_until_the_workloads_controller_saw_its_generation() -> None:
+    observed = _observed_workload(_desired_image(), generation=5, seen=4)
+    assert conditions(run(xr(), observed=observed))["ModelReady"][:2] == (
+        "False",
+        "ModelStarting",
+    )

@@ -56,7 +56,7 @@ def test_an_edit_updates_max_unavailable_replicas_in_place_at_first() -> None:
     step = rollout.step(3, Bounds(0, 1), _fleet(3))
     assert step.update == ("old-ready-0",)
     assert step.hold == ("old-ready-1", "old-ready-2")
-    assert "maxUnavailable 1 keeps at least 2 of 3 Ready" in step.blocked
+    assert "maxUnavailable 1 keeps at least 2 of 3 available" in step.blocked
 
 
 def test_old_replicas_that_are_not_ready_go_first_and_cost_nothing() -> None:
@@ -245,3 +245,75 @@ def test_progress_stops_past_the_deadline_without_change_and_resumes_on_progress
         "2 of 3", complete=False, deadline_seconds=60, previous=previous, now=5000
     )
     assert fresh.status is True
+
+
+# --- available: Ready and routed to ------------------------------------------------------------
+
+
+def test_an_updated_replica_ready_but_not_routed_holds_the_next() -> None:
+    # old-0 took the template and turned Ready; the ModelService does not route to it yet.
+    replicas = [Replica("a", True, True, routed=False), *_fleet(2)]
+    step = rollout.step(3, Bounds(0, 1), replicas)
+    assert step.update == ()
+    assert step.hold == ("old-ready-0", "old-ready-1")
+    assert "2 available (Ready and routed to)" in step.blocked
+    routed = rollout.step(3, Bounds(0, 1), [Replica("a", True, True), *_fleet(2)])
+    assert routed.update == ("old-ready-0",)
+
+
+def test_an_old_replica_ready_but_not_routed_is_held_not_updated_freely() -> None:
+    # Not Ready old replicas take the template at once; a Ready one not routed to yet
+    # (its endpoint just made) may be about to serve, so the floor decides for it.
+    replicas = [Replica("old-a", False, True, routed=False), *_fleet(2)]
+    step = rollout.step(3, Bounds(0, 1), replicas)
+    assert step.update == ("old-a",)  # it serves nothing yet: first, at no cost
+    assert step.hold == ("old-ready-0", "old-ready-1")
+    none_routed = [Replica(f"old-{i}", False, True, routed=False) for i in range(3)]
+    assert rollout.step(3, Bounds(0, 1), none_routed).update == ()
+
+
+def test_a_surge_replica_retires_an_old_one_only_once_routed() -> None:
+    unrouted = rollout.step(3, Bounds(1, 0), [*_fleet(3), Replica("surge", True, True, False)])
+    assert unrouted.retire == ()
+    routed = rollout.step(3, Bounds(1, 0), [*_fleet(3), Replica("surge", True, True)])
+    assert routed.retire == ("old-ready-0",)
+
+
+@pytest.mark.parametrize(
+    ("wanted", "strategy", "room"),
+    [
+        (3, Strategy(0, 1), 0),
+        (3, Strategy(), 2),
+        (5, Strategy("40%", "20%"), 1),
+        (1, Strategy(), 1),
+    ],
+)
+def test_with_routing_lag_every_pass_keeps_the_floor_available(
+    wanted: int, strategy: Strategy, room: int
+) -> None:
+    """A replica turns Ready a pass after it is updated and is routed to a pass later:
+    at every pass at least ``wanted - maxUnavailable`` are available (Ready and routed)."""
+    bounds = rollout.resolve(strategy, wanted)
+    replicas = _fleet(wanted)
+    serial, history = 0, list[int]()
+    for _ in range(6 * wanted + 8):
+        replicas = [
+            Replica(r.key, r.updated, r.ready or r.updated, r.routed or r.ready) for r in replicas
+        ]
+        extra = rollout.surge_allowance(wanted, bounds, replicas)
+        while len(replicas) < wanted + extra and room > 0:
+            room, serial = room - 1, serial + 1
+            replicas.append(Replica(f"new-{serial:03d}", True, False, False))
+        step = rollout.step(wanted, bounds, replicas)
+        room += len(step.retire)
+        replicas = [
+            Replica(r.key, True, False, False) if r.key in step.update else r
+            for r in replicas
+            if r.key not in step.retire
+        ]
+        available = sum(r.available for r in replicas)
+        assert available >= wanted - bounds.unavailable, (len(history), replicas)
+        assert len(replicas) <= wanted + bounds.surge
+        history.append(available)
+    assert all(r.updated and r.available for r in replicas)
+    assert len(replicas) == wanted

@@ -3,7 +3,9 @@ at a time, and a bad image stops at maxUnavailable while the others keep serving
 
 Every reconcile of the rollout is watched: at least ``spec.replicas - maxUnavailable``
 replicas must be Ready, where a replica counts as Ready only when its Ready condition
-speaks of its current spec (Crossplane stamps the generation it observed).
+speaks of its current spec (Crossplane stamps the generation it observed), and the
+ModelService must route to at least as many: backends of its HTTPRoute whose
+ModelEndpoint exists.
 """
 
 from __future__ import annotations
@@ -37,6 +39,22 @@ def _fresh_ready(plane: ControlPlane, key: Key) -> bool:
             stale = "observedGeneration" in cond and cond["observedGeneration"] != generation
             return cond.get("status") == "True" and not stale
     return False
+
+
+def _routed(plane: ControlPlane) -> int:
+    """The ModelServices' live backends: route backendRefs whose ModelEndpoint exists."""
+    live = {
+        get_path(plane.get(k), "status.routing.backendName") for k in plane.find("ModelEndpoint")
+    }
+    services = {(k[2], k[3]) for k in plane.find("ModelService")}
+    return sum(
+        1
+        for k in plane.find("HTTPRoute")
+        if (k[2], k[3]) in services
+        for rule in get_path(plane.get(k), "spec.rules") or ()
+        for ref in rule.get("backendRefs") or ()
+        if ref.get("name") in live
+    )
 
 
 def _image(plane: ControlPlane, key: Key) -> str:
@@ -92,10 +110,12 @@ def _roll(plane: ControlPlane, deployment: Key, image: str) -> tuple[list[str], 
     def watch(cp: ControlPlane, result: Reconciled) -> None:
         mine = _own_replicas(cp, deployment)
         ready = [k for k in mine if _fresh_ready(cp, k)]
+        where = f"pass {len(cp.history) + 1}, reconciling {describe(result.key)}"
         if len(ready) < floor:
-            where = f"pass {len(cp.history) + 1}, reconciling {describe(result.key)}"
             listed = ", ".join(f"{describe(k)} ({_image(cp, k)})" for k in ready)
             drops.append(f"{where}: {len(ready)} Ready: {listed or 'none'}")
+        if _routed(cp) < floor:
+            drops.append(f"{where}: the ModelService routes to {_routed(cp)}")
 
     plane.watchers.append(watch)
     _admissible(plane.edit(deployment, _set_image(image)))

@@ -28,6 +28,12 @@ which the API has no field for and the control plane's RBAC does not grant, so n
 composed. The ModelService sets the Host header to a DNS upstream's name (URLRewrite's
 ``hostname``), since providers behind a CDN route on it.
 
+**Routed**: the endpoint requires the ModelServices of its namespace and their HTTPRoutes
+(each named like its service) and reports ``Routed``
+(:func:`modelplane.domain.routed.routed`): True once every service that selects it routes
+to its Service. A ModelDeployment's rolling update waits for it before it takes the next
+replica down, as a Deployment waits on a pod's readiness gate.
+
 An invalid ``spec.url`` composes nothing new and says what is wrong in ``RoutingReady``;
 what an earlier valid URL composed stays as it is until the URL is fixed.
 """
@@ -40,12 +46,16 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import ValidationError
 
 from modelplane import kit
-from modelplane.domain import routing
+from modelplane.domain import api, routing
+from modelplane.domain.routed import Service, routed
 from modelplane.models.modelendpoint import ModelEndpoint
 
 SERVICE = "service"
 ENDPOINT_SLICE = "endpointslice"
 MANAGED_BY = "modelplane.ai"
+SERVICES = "services"
+ROUTES = "routes"
+GATEWAY_API = "gateway.networking.k8s.io/v1"
 
 
 @kit.composer
@@ -74,8 +84,42 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     for key, manifest in built.items():
         kit.compose(rsp, key, manifest, ready=exists[key])
     _report(rsp, backend, namespace, upstream, ready=all(exists.values()))
+    _report_routed(req, rsp, identity, backend)
     # The Service and EndpointSlice are the whole answer: anything else is a leftover.
     return kit.left_out(req, rsp, "not the endpoint's Service or EndpointSlice")
+
+
+def _report_routed(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, identity: kit.Meta, backend: str
+) -> None:
+    """Require the namespace's ModelServices and HTTPRoutes; say whether they route here."""
+    kit.require(rsp, SERVICES, api.MODELPLANE, "ModelService", match_labels={},
+                namespace=identity.namespace)  # fmt: skip
+    kit.require(rsp, ROUTES, GATEWAY_API, "HTTPRoute", match_labels={},
+                namespace=identity.namespace)  # fmt: skip
+    if not (kit.was_required(req, SERVICES) and kit.was_required(req, ROUTES)):
+        return  # Crossplane fetches them and calls again; Routed is unknown until then
+    routes = {
+        kit.text(r, "metadata", "name"): frozenset(
+            str(ref.get("name", ""))
+            for rule in kit.maps(r, "spec", "rules")
+            for ref in kit.maps(rule, "backendRefs")
+        )
+        for r in kit.required(req, ROUTES)
+    }
+    services = [
+        Service(
+            name,
+            tuple(
+                {str(k): str(v) for k, v in kit.mapping(e, "selector", "matchLabels").items()}
+                for e in kit.maps(s, "spec", "endpoints")
+            ),
+            routes.get(name),
+        )
+        for s in kit.required(req, SERVICES)
+        if (name := kit.text(s, "metadata", "name"))
+    ]
+    kit.set_condition(rsp, routed(identity.labels, backend, services))
 
 
 def _refuse(

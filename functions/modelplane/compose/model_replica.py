@@ -226,12 +226,76 @@ def _judged_current(
     applied = kit.field(found, *path)
     if applied is not None and applied != kit.field(desired, *path):
         return False
+    if not _observed_runs(found, desired):
+        return False
     seen, generation = ready.get("observedGeneration"), kit.field(found, "metadata", "generation")
     return (
         not isinstance(seen, (int, float))
         or not isinstance(generation, (int, float))
         or (seen >= generation)
     )
+
+
+def _observed_runs(found: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Tell whether the workload the provider last observed runs the desired containers.
+
+    provider-kubernetes' Ready carries no ``observedGeneration``, and in the reconcile that
+    applies a new template it is judged on the workload observed *before* the apply: on
+    the fleet a replica given a new image read Ready for a moment, long enough for its
+    ModelDeployment to count it. The object the provider observed
+    (``status.atProvider.manifest``) tells: its controller must have seen its current
+    generation (where its status says), and its containers must be the desired ones (name, image, command, args,
+    env: written verbatim, so compared as written; the API server only adds defaults).
+    Without an observed object (none recorded yet) this says nothing.
+    """
+    seen = kit.field(found, "status", "atProvider", "manifest")
+    if not isinstance(seen, Mapping):
+        return True
+    generation = kit.field(seen, "metadata", "generation")
+    observed_generation = kit.field(seen, "status", "observedGeneration")
+    numbers = (int, float)
+    if (  # a kind whose status has no observedGeneration (LeaderWorkerSet) is not judged by it
+        isinstance(generation, numbers)
+        and isinstance(observed_generation, numbers)
+        and observed_generation < generation
+    ):
+        return False
+    want = _containers(kit.field(desired, "spec", "forProvider", "manifest", "spec"))
+    have = _containers(seen.get("spec"))
+    return all(name in have and _covers(have[name], c) for name, c in want.items())
+
+
+_CONTAINER_FIELDS = ("image", "command", "args", "env")
+
+
+def _containers(spec: Any, path: str = "") -> dict[str, dict[str, Any]]:
+    """Every container under a workload's spec, by its path and name: the fields compared."""
+    found: dict[str, dict[str, Any]] = {}
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():
+            if key in ("containers", "initContainers") and isinstance(value, list):
+                for c in value:
+                    if isinstance(c, Mapping):
+                        kept = {f: c[f] for f in _CONTAINER_FIELDS if f in c}
+                        found[f"{path}/{key}/{c.get('name')}"] = kept
+            else:
+                found.update(_containers(value, f"{path}/{key}"))
+    return found
+
+
+def _covers(observed: Any, desired: Any) -> bool:
+    """Tell whether ``observed`` holds everything of ``desired`` (defaults may add more)."""
+    if isinstance(desired, Mapping):
+        return isinstance(observed, Mapping) and all(
+            k in observed and _covers(observed[k], v) for k, v in desired.items()
+        )
+    if isinstance(desired, list):
+        return (
+            isinstance(observed, list)
+            and len(observed) == len(desired)
+            and all(_covers(o, d) for o, d in zip(observed, desired, strict=True))
+        )
+    return bool(observed == desired)
 
 
 def _truth(status: object) -> bool | None:

@@ -26,6 +26,15 @@ template, which are Ready):
    once; a Ready one only while at least ``spec.replicas - maxUnavailable`` stay Ready.
    Every other old replica keeps its old spec exactly, as observed.
 
+**Available** is what the floor counts: a replica Ready *and routed to* (``routed``: its
+ModelEndpoint reports that the ModelServices selecting it route to it, see
+:mod:`modelplane.domain.routed`). A replica just updated turns Ready some seconds before
+the service sends it traffic; counted at once, the next replica would go down while the
+service still routes to one fewer than the floor (as a Deployment counts a pod available
+only after its readiness gates and ``minReadySeconds``). An old replica that is not Ready
+still takes the current template at once (it serves nothing); one Ready but not yet
+routed is held like an available one, and counts for nothing towards the floor.
+
 A replica on a bad template never turns Ready, so the Ready count stays down and the
 rollout stops with at most ``maxUnavailable`` replicas down; the others keep serving.
 :func:`progress` says whether the rollout is progressing, complete, or past its
@@ -127,11 +136,19 @@ class Replica:
         key: Its stable identity (the composed-resource key); orders every choice.
         updated: It carries the current template.
         ready: It reports Ready.
+        routed: The ModelServices that select it route to it (True when it has no
+            endpoint to route to).
     """
 
     key: str
     updated: bool
     ready: bool
+    routed: bool = True
+
+    @property
+    def available(self) -> bool:
+        """Ready and routed to: what the floor of ``spec.replicas - maxUnavailable`` counts."""
+        return self.ready and self.routed
 
 
 def surge_allowance(wanted: int, bounds: Bounds, replicas: Sequence[Replica]) -> int:
@@ -162,8 +179,10 @@ class Step:
 
 
 def _old_first(replicas: Sequence[Replica]) -> list[Replica]:
-    """Old replicas, not Ready first (they serve nothing), then by key."""
-    return sorted((r for r in replicas if not r.updated), key=lambda r: (r.ready, r.key))
+    """Old replicas, not Ready first (they serve nothing), then not routed to, then by key."""
+    return sorted(
+        (r for r in replicas if not r.updated), key=lambda r: (r.ready, r.available, r.key)
+    )
 
 
 def step(wanted: int, bounds: Bounds, replicas: Sequence[Replica]) -> Step:
@@ -174,28 +193,30 @@ def step(wanted: int, bounds: Bounds, replicas: Sequence[Replica]) -> Step:
     """
     wanted = max(wanted, 0)
     floor = wanted - bounds.unavailable
-    ready = sum(1 for r in replicas if r.ready)
+    available = sum(1 for r in replicas if r.available)
     surplus = len(replicas) - wanted
     updated = sum(1 for r in replicas if r.updated)
     retire: list[str] = []
     update: list[str] = []
     hold: list[str] = []
     for replica in _old_first(replicas):
-        if surplus > 0 and (not replica.ready or ready - 1 >= floor):
+        # Not Ready: it serves nothing, so it may go. Else only while the floor holds.
+        may_go = not replica.ready or available - replica.available >= floor
+        if surplus > 0 and may_go:
             retire.append(replica.key)
             surplus -= 1
-            ready -= replica.ready
-        elif updated < wanted and surplus <= 0 and (not replica.ready or ready - 1 >= floor):
+            available -= replica.available
+        elif updated < wanted and surplus <= 0 and may_go:
             update.append(replica.key)
             updated += 1
-            ready -= replica.ready
+            available -= replica.available
         else:
             hold.append(replica.key)
     blocked = ""
     if hold:
         blocked = (
-            f"{ready} Ready, and maxUnavailable {bounds.unavailable} keeps at least "
-            f"{max(floor, 0)} of {wanted} Ready"
+            f"{available} available (Ready and routed to), and maxUnavailable "
+            f"{bounds.unavailable} keeps at least {max(floor, 0)} of {wanted} available"
         )
     return Step(tuple(retire), tuple(update), tuple(hold), blocked)
 

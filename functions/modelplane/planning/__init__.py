@@ -42,7 +42,14 @@ from modelplane.planning.memo import MEMO, Memos
 from modelplane.planning.planner import Planned, cache_name, forget, plan, read_deployment
 from modelplane.planning.replicas import read_replica
 from modelplane.planning.rolling import CONDITION as ROLLOUT_CONDITION
-from modelplane.planning.rolling import Rolled, read_strategy, roll, surge_for, template_hash
+from modelplane.planning.rolling import (
+    Rolled,
+    Routes,
+    read_strategy,
+    roll,
+    surge_for,
+    template_hash,
+)
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
 from modelplane.planning.wire import (
     CACHE,
@@ -72,6 +79,7 @@ __all__ = [
     "Planned",
     "ReplicaManifest",
     "Rolled",
+    "Routes",
     "Skipped",
     "UnreadableError",
     "as_item",

@@ -132,6 +132,30 @@ def surge_for(
 
 
 @dataclass(frozen=True)
+class Routes:
+    """Which replicas the ModelServices route to, as their ModelEndpoints report it.
+
+    Attributes:
+        gated: Replicas that get an endpoint (Ready, on a cluster with a gateway
+            address): they count as available only once it is routed to.
+        routed: Replicas whose observed endpoint reports ``Routed`` True, with the
+            template hash that endpoint was composed for (None: it carries none).
+    """
+
+    gated: frozenset[str] = frozenset()
+    routed: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+
+    def serving(self, name: str, template: str | None) -> bool:
+        """Tell whether replica ``name`` on ``template`` is routed to (or need not be)."""
+        if name not in self.gated:
+            return True
+        if name not in self.routed:
+            return False
+        found = self.routed[name]
+        return found is None or found == template
+
+
+@dataclass(frozen=True)
 class Rolled:
     """A placement after this pass of the rollout, and what to report.
 
@@ -163,8 +187,14 @@ def roll(
     state: FleetState,
     ready: set[str],
     surge: int,
+    routes: Routes | None = None,
 ) -> Rolled:
-    """Run one pass of the rollout over the scheduler's placement."""
+    """Run one pass of the rollout over the scheduler's placement.
+
+    ``routes`` says which replicas are routed to; without it every Ready one counts as
+    available (a plan or simulation that sees no ModelService).
+    """
+    routes = routes if routes is not None else Routes()
     current = template_hash(xr)
     bounds = rollout.resolve(strategy, deployment.replicas)
     placed = {(p.cluster, p.index): p for p in placement.replicas}
@@ -172,7 +202,12 @@ def roll(
     ready = {name[key] for key in placed if name[key] in ready and fresh(state, key)}
     hashes = {key: _hash_of(xr, state, key, p, current) for key, p in placed.items()}
     views = [
-        rollout.Replica(_key_text(key), hashes[key] == current, name[key] in ready)
+        rollout.Replica(
+            _key_text(key),
+            hashes[key] == current,
+            name[key] in ready,
+            routes.serving(name[key], hashes[key]),
+        )
         for key in sorted(placed)
     ]
     decided = rollout.step(deployment.replicas, bounds, views)
@@ -204,6 +239,12 @@ def roll(
             labels[(moving.cluster, moving.index)] = {HASH_LABEL: found}
     short = max(deployment.replicas + surge - len(placed), 0) if surge else 0
     state_text = _state_text(deployment.replicas, len(updated), updated_ready, len(kept), bounds)
+    unrouted = sum(1 for k in updated if name[k] in ready and not routes.serving(name[k], current))
+    if unrouted:
+        state_text += (
+            f"; {unrouted} Ready {replicas_word(unrouted)} not routed to yet "
+            "(their ModelEndpoint is not Routed)"
+        )
     if short:
         state_text += (
             f"; no room for {short} surge {replicas_word(short)}, updating within maxUnavailable"
@@ -211,7 +252,9 @@ def roll(
     if decided.blocked:
         state_text += f"; {len(decided.hold)} old held: {decided.blocked}"
     complete = (
-        len(updated) == deployment.replicas == len(kept) and updated_ready == deployment.replicas
+        len(updated) == deployment.replicas == len(kept)
+        and updated_ready == deployment.replicas
+        and not unrouted
     )
     progress = rollout.progress(
         state_text,

@@ -35,6 +35,7 @@ from modelplane.compose.model_deployment.endpoints import (
     compose_endpoints,
     compose_replicas,
     observed_replicas,
+    observed_routes,
 )
 from modelplane.compose.model_deployment.report import report, report_rollout
 from modelplane.compose.model_deployment.unindexed import keep_unindexed
@@ -115,7 +116,10 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
     surge = surge_for(deployment, strategy, template_hash(xr), seen.ready)
     planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
     ready = seen.ready | planned.state.ready
-    rolled = roll(xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge)
+    routes = observed_routes(req, deployment, planned.placement, planned.state)
+    rolled = roll(
+        xr, deployment, strategy, planned.placement, planned.state, ready, planned.surge, routes
+    )
     placement, ready = rolled.placement, ready & set(rolled.ready) | _moving(rolled, ready)
     manifests = replica_manifests(xr, deployment, placement, planned.state, rolled.labels)
     composed = compose_replicas(rsp, manifests)

@@ -13,12 +13,15 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
-from modelplane.domain import api, naming, workload
+from modelplane.domain import api, naming, routed, workload
+from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.domain.scheduling.placement import Placement
 from modelplane.planning import (
     ComposedReplica,
     FleetState,
     ReplicaManifest,
+    Routes,
     managed_labels,
     with_labels,
 )
@@ -39,7 +42,38 @@ def compose_replicas(
 
 def endpoint_key(replica: ComposedReplica) -> str:
     """Return the composed-resource key of a replica's ModelEndpoint."""
-    return f"endpoint-{replica.cluster}-{replica.index}"
+    return _endpoint_key(replica.cluster, replica.index)
+
+
+def _endpoint_key(cluster: str, index: int) -> str:
+    return f"endpoint-{cluster}-{index}"
+
+
+def observed_routes(
+    req: fnv1.RunFunctionRequest, deployment: Deployment, placement: Placement, state: FleetState
+) -> Routes:
+    """Which placed replicas the ModelServices route to, as their endpoints report it.
+
+    A replica on a cluster with a gateway address gets an endpoint once Ready; it counts
+    as available for a rolling update only once that endpoint says ``Routed`` (the
+    template hash it carries says which template it was composed for). A replica on a
+    cluster without one gets no endpoint: nothing routes to it, and nothing is waited for.
+    """
+    gated, found = set(), {}
+    keys = [(p.cluster, p.index) for p in placement.replicas]
+    keys += [(m.cluster, m.index) for m in placement.moving]
+    for where, index in keys:
+        cluster = state.clusters.get(where)
+        if cluster is None or not cluster.gateway_address:
+            continue
+        name = naming.replica_name(deployment.name, where, index)
+        gated.add(name)
+        endpoint = kit.observed(req, _endpoint_key(where, index))
+        if kit.condition_true(endpoint, routed.CONDITION):
+            labels = kit.mapping(endpoint, "metadata", "labels")
+            hashed = labels.get(TEMPLATE_HASH_LABEL)
+            found[name] = None if hashed is None else str(hashed)
+    return Routes(frozenset(gated), found)
 
 
 def compose_endpoints(
