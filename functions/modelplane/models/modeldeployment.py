@@ -26,7 +26,7 @@ class RollingUpdate(BaseModel):
         Any | None,
         Field(
             alias="maxUnavailable",
-            description="Replicas that may be not Ready during a rollout, below spec.replicas: an old replica takes the new template in place only while at least spec.replicas - maxUnavailable stay Ready, so a bad image never takes more down. A number, or a percentage of spec.replicas rounded down. Defaults to 25%.",
+            description="Replicas that may be unavailable during a rollout, below spec.replicas: an old replica takes the new template in place only while at least spec.replicas - maxUnavailable stay available, so a bad image never takes more down. Available means serving: the replica is Ready of its current spec and, on a cluster with a gateway, its ModelEndpoint reports Routed (every ModelService that selects it routes to it), as a Deployment counts a pod available only once its readiness gates pass. An old replica that is not Ready takes the new template at once. A number, or a percentage of spec.replicas rounded down. Defaults to 25%.",
         ),
     ] = "25%"
 

@@ -49,6 +49,10 @@ class Routing(BaseModel):
 
 
 class Status(BaseModel):
+    """
+    Besides Ready (its Service and EndpointSlice exist), the condition Routed says whether the ModelServices that select this endpoint route to it: True Routed once every one's HTTPRoute names its Service, True NotSelected when none selects it, True NoRoute when those that do have no route, False RoutePending until then. A ModelDeployment's rolling update counts a replica available only once its endpoint is Routed.
+    """
+
     model_config = ConfigDict(
         extra="allow",
     )
@@ -69,4 +73,9 @@ class ModelEndpoint(BaseModel):
     kind: str | None = "ModelEndpoint"
     metadata: dict[str, Any] | None = None
     spec: Spec | None = None
-    status: Status | None = None
+    status: Annotated[
+        Status | None,
+        Field(
+            description="Besides Ready (its Service and EndpointSlice exist), the condition Routed says whether the ModelServices that select this endpoint route to it: True Routed once every one's HTTPRoute names its Service, True NotSelected when none selects it, True NoRoute when those that do have no route, False RoutePending until then. A ModelDeployment's rolling update counts a replica available only once its endpoint is Routed."
+        ),
+    ] = None
