@@ -175,3 +175,84 @@ def test_a_bad_image_stops_at_max_unavailable_and_the_others_keep_serving(
     assert "1 of 3 replicas updated, 0 of them Ready" in progressing["message"], outcome
     endpoints = [k for k in plane.composed_by(deployment) if k[1] == "ModelEndpoint"]
     assert len(endpoints) == REPLICAS - 1, outcome
+
+
+def _roll_with_edits(
+    plane: ControlPlane, deployment: Key, edits: dict[int, Any]
+) -> tuple[list[str], list[int], Any]:
+    """Apply each edit before the pass it is keyed by (0: before the first), converge, and
+    watch the floor of the deployment's spec at that moment (it moves when replicas do)."""
+    drops: list[str] = []
+    timeline: list[int] = []
+
+    def floor(cp: ControlPlane) -> int:
+        return int(cp.get(deployment)["spec"]["replicas"]) - STRATEGY["maxUnavailable"]
+
+    def watch(cp: ControlPlane, result: Reconciled) -> None:
+        ready = [k for k in _own_replicas(cp, deployment) if _fresh_ready(cp, k)]
+        where = f"pass {len(cp.history) + 1}, reconciling {describe(result.key)}"
+        if len(ready) < floor(cp):
+            drops.append(f"{where}: {len(ready)} Ready, floor {floor(cp)}")
+        if _routed(cp) < floor(cp):
+            drops.append(f"{where}: the ModelService routes to {_routed(cp)}")
+
+    plane.watchers.append(watch)
+    records = []
+    for index in range(PASSES + len(edits)):
+        if index in edits:
+            _admissible(plane.edit(deployment, edits[index]))
+        record = plane.run_pass()
+        records.append(record)
+        timeline.append(sum(1 for k in _own_replicas(plane, deployment) if _fresh_ready(plane, k)))
+        if record.quiet and index > max(edits):
+            break
+    return drops, timeline, records
+
+
+def _all_run(plane: ControlPlane, deployment: Key, image: str, replicas: int, outcome: str) -> None:
+    mine = _own_replicas(plane, deployment)
+    assert len(mine) == replicas, outcome
+    assert all(_image(plane, k) == image and _fresh_ready(plane, k) for k in mine), outcome
+    progressing = plane.conditions(deployment)["Progressing"]
+    assert progressing["reason"] == "RolloutComplete", outcome
+    assert get_path(plane.get(deployment), "status.replicas.updated") == replicas, outcome
+
+
+def test_an_edit_during_a_rollout_rolls_on_to_the_newest_template(
+    three_replicas: tuple[ControlPlane, Key],
+) -> None:
+    """A second image edit lands while the first rollout is half done: the rollout goes
+    on to the newest template (replicas on the first edit's template count as old), and
+    the floor holds throughout, as a Deployment rolls over a superseded ReplicaSet."""
+    plane, deployment = three_replicas
+    plane = plane.clone()
+    newest = "vllm/vllm-openai:v0.25.0"
+    drops, timeline, records = _roll_with_edits(
+        plane, deployment, {0: _set_image(NEW_IMAGE), 2: _set_image(newest)}
+    )
+    outcome = f"Ready per pass {timeline}\n{plane.state(deployment)}\nhistory:\n" + (
+        history_text(records)
+    )
+    assert not drops, "\n".join(drops[:10]) + "\n" + outcome
+    _all_run(plane, deployment, newest, REPLICAS, outcome)
+
+
+def test_scaling_down_during_a_rollout_finishes_with_the_new_count(
+    three_replicas: tuple[ControlPlane, Key],
+) -> None:
+    """spec.replicas lowered from 3 to 2 mid-rollout: the floor follows the new count
+    (2 - maxUnavailable), and the rollout ends with two replicas, both on the new image."""
+    plane, deployment = three_replicas
+    plane = plane.clone()
+
+    def scale_down(obj: Obj) -> None:
+        obj["spec"]["replicas"] = REPLICAS - 1
+
+    drops, timeline, records = _roll_with_edits(
+        plane, deployment, {0: _set_image(NEW_IMAGE), 2: scale_down}
+    )
+    outcome = f"Ready per pass {timeline}\n{plane.state(deployment)}\nhistory:\n" + (
+        history_text(records)
+    )
+    assert not drops, "\n".join(drops[:10]) + "\n" + outcome
+    _all_run(plane, deployment, NEW_IMAGE, REPLICAS - 1, outcome)
