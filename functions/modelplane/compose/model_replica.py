@@ -32,7 +32,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.compose import replica_pods
-from modelplane.domain import api, workload
+from modelplane.domain import api, objects, workload
 from modelplane.domain.scheduling import stuck
 from modelplane.models.modelreplica import Member as MemberModel
 from modelplane.models.modelreplica import ModelReplica
@@ -262,7 +262,7 @@ def _observed_runs(found: Mapping[str, Any], desired: Mapping[str, Any]) -> bool
         return False
     want = _containers(kit.field(desired, "spec", "forProvider", "manifest", "spec"))
     have = _containers(seen.get("spec"))
-    return all(name in have and _covers(have[name], c) for name, c in want.items())
+    return all(name in have and objects.covers(have[name], c) for name, c in want.items())
 
 
 _CONTAINER_FIELDS = ("image", "command", "args", "env")
@@ -281,21 +281,6 @@ def _containers(spec: Any, path: str = "") -> dict[str, dict[str, Any]]:
             else:
                 found.update(_containers(value, f"{path}/{key}"))
     return found
-
-
-def _covers(observed: Any, desired: Any) -> bool:
-    """Tell whether ``observed`` holds everything of ``desired`` (defaults may add more)."""
-    if isinstance(desired, Mapping):
-        return isinstance(observed, Mapping) and all(
-            k in observed and _covers(observed[k], v) for k, v in desired.items()
-        )
-    if isinstance(desired, list):
-        return (
-            isinstance(observed, list)
-            and len(observed) == len(desired)
-            and all(_covers(o, d) for o, d in zip(observed, desired, strict=True))
-        )
-    return bool(observed == desired)
 
 
 def _truth(status: object) -> bool | None:

@@ -140,3 +140,19 @@ def wrap(
     if labels:
         metadata["labels"] = dict(sorted(labels.items()))
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def covers(observed: Any, desired: Any) -> bool:
+    """Tell whether ``observed`` holds everything of ``desired``: an applied manifest as the
+    API server returns it covers what was applied (its defaults may add more)."""
+    if isinstance(desired, Mapping):
+        return isinstance(observed, Mapping) and all(
+            k in observed and covers(observed[k], v) for k, v in desired.items()
+        )
+    if isinstance(desired, list):
+        return (
+            isinstance(observed, list)
+            and len(observed) == len(desired)
+            and all(covers(o, d) for o, d in zip(observed, desired, strict=True))
+        )
+    return bool(observed == desired)

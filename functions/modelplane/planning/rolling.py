@@ -25,7 +25,7 @@ from typing import Any
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit
-from modelplane.domain import naming, rollout
+from modelplane.domain import naming, objects, rollout
 from modelplane.domain.api import TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import PlacedReplica, Placement
@@ -284,7 +284,7 @@ def _hash_of(
         return found
     existing = state.own.get(key)
     spec = kit.struct_to_dict(existing).get("spec", {}) if existing is not None else {}
-    return current if covers(spec, replica_spec(xr, placed)) else ""
+    return current if objects.covers(spec, replica_spec(xr, placed)) else ""
 
 
 def fresh(state: FleetState, key: Key) -> bool:
@@ -309,21 +309,6 @@ def fresh(state: FleetState, key: Key) -> bool:
                 return True
             return bool(fields["observedGeneration"].number_value == generation)
     return True
-
-
-def covers(observed: Any, desired: Any) -> bool:
-    """Tell whether ``observed`` holds everything of ``desired`` (defaults may add more)."""
-    if isinstance(desired, Mapping):
-        return isinstance(observed, Mapping) and all(
-            k in observed and covers(observed[k], v) for k, v in desired.items()
-        )
-    if isinstance(desired, list):
-        return (
-            isinstance(observed, list)
-            and len(observed) == len(desired)
-            and all(covers(o, d) for o, d in zip(observed, desired, strict=True))
-        )
-    return bool(observed == desired)
 
 
 def previous_condition(xr: Mapping[str, Any]) -> tuple[str, str, float] | None:
