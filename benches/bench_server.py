@@ -15,7 +15,7 @@ machine is shared, so a figure that misses under load says so next to the load.
 - ``worst selector``: one device evaluation of a selector just under the cost limit,
   cold (stopped by the work limit, counted not timed) and answered from the cache.
 
-The requests come from ``benches.bench_scheduler``'s generator.
+The requests come from ``benches.fleets``' generator.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ from modelplane.domain import dra as cel
 from modelplane.domain.dra import Attribute, Device
 
 from benches import goclient
-from benches.bench_scheduler import MAX_MESSAGE, fleet_request, machine
+from benches.bench_scheduler import machine
+from benches.fleets import fleet_request
+from benches.served import MAX_MESSAGE
 
 TARGET_CONCURRENT_RATIO = 1.2
 TARGET_WORST_MS = 100.0

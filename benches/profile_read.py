@@ -34,7 +34,7 @@ from google.protobuf import struct_pb2
 from modelplane import planning, registry, runtime
 
 from benches import goclient
-from benches.bench_scheduler import SIZES, fleet_request
+from benches.fleets import SIZES, fleet_request
 
 
 def cpu_ms(fn: Callable[[], Any]) -> tuple[float, Any]:

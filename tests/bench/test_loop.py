@@ -1,4 +1,4 @@
-"""The loop benchmark's own parts (benches/loop.py): the fleet it applies is valid and the
+"""The loop benchmark's own parts (benches/loop*.py): the fleet it applies is valid and the
 size it says, and what it reads from /proc and Crossplane's metrics is read right.
 The benchmark itself runs on the control plane (make bench-loop), not here."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from modelplane.models.inferencecluster import InferenceCluster
 from modelplane.models.modeldeployment import ModelDeployment
 
-from benches import loop
+from benches import loop, loop_measure, loop_report
 
 
 def test_the_fleet_is_the_size_asked_and_valid() -> None:
@@ -49,9 +49,9 @@ def test_cpu_of_a_process_tree_sums_threads_and_reaped_children(tmp_path: Path) 
     stat(11, 10, ticks, 0, 0, 0)  # the forkserver
     stat(12, 11, 3 * ticks, ticks, 0, 0)  # a worker
     stat(20, 1, 50 * ticks, 0, 0, 0)  # someone else
-    kids = loop._children(tmp_path)
-    assert loop.tree_cpu_seconds(10, kids, tmp_path) == 9.0
-    assert loop.tree_cpu_seconds(12, kids, tmp_path) == 4.0
+    kids = loop_measure._children(tmp_path)
+    assert loop_measure.tree_cpu_seconds(10, kids, tmp_path) == 9.0
+    assert loop_measure.tree_cpu_seconds(12, kids, tmp_path) == 4.0
 
 
 METRICS = """\
@@ -64,7 +64,7 @@ function_run_function_request_total{function_name="modelplane-function-modeldepl
 
 
 def test_metrics_read_per_composite_kind_and_function() -> None:
-    got = loop.parse_metrics(METRICS)
+    got = loop_measure.parse_metrics(METRICS)
     assert got["reconciles"] == {"modeldeployments.modelplane.ai": 42.0}
     assert got["function_requests"] == {"modelplane-function-modeldeployment": 42.0}
 
@@ -84,7 +84,7 @@ def _result(
 ) -> dict[str, Any]:
     steady = {
         "seconds": 120.0,
-        "cpu_seconds": dict.fromkeys(loop.COMPONENTS, cpu),
+        "cpu_seconds": dict.fromkeys(loop_measure.COMPONENTS, cpu),
         "reconciles": {"modeldeployments.modelplane.ai": md_calls},
         "function_requests": {},
         "calls": {
@@ -103,11 +103,11 @@ def _result(
 
 def test_the_report_says_per_minute_and_how_the_steady_cost_grew() -> None:
     small, big = _result("S", 10, 120, 120 * 1024, 6.0), _result("M", 50, 600, 600 * 5 * 1024, 30.0)
-    text = loop.table(small)
+    text = loop_report.table(small)
     assert "| reconciles, ModelDeployment | 120 | 60.0 |" in text
     assert "| bytes per ModelDeployment request (KiB, mean) | 1.0 | 1.0 |" in text
     assert "| CPU s, the four together | 24.0 | 12.00 |" in text
-    growth = loop.growth([small, big])
+    growth = loop_report.growth([small, big])
     # deployments x fleet replicas: 50*100 / (10*20) = 25; calls 5x, bytes 25x, CPU 5x
     assert "| S -> M | 25.0x | 5.0x | 5.0x | 25.0x | 1.0x |" in growth
 
@@ -122,7 +122,10 @@ def test_api_requests_read_per_verb_and_resource() -> None:
         'verb="GET",version="v1"} 4\n'
         'apiserver_request_duration_seconds_count{verb="GET"} 99\n'
     )
-    assert loop.parse_api_requests(text) == {"PUT modelreplicas/status": 15.0, "GET secrets": 4.0}
+    assert loop_measure.parse_api_requests(text) == {
+        "PUT modelreplicas/status": 15.0,
+        "GET secrets": 4.0,
+    }
 
 
 def test_the_cost_model_recovers_a_known_per_composite_and_per_object_cost() -> None:
@@ -132,13 +135,13 @@ def test_the_cost_model_recovers_a_known_per_composite_and_per_object_cost() -> 
     def sized(name: str, clusters: int, deployments: int) -> dict[str, Any]:
         result = _result(name, deployments, 2 * deployments, 2 * deployments * 1024, 0.0)
         result["size"]["clusters"] = clusters
-        x = loop.composites(clusters, deployments, 2)
-        f = loop.fan_in(clusters, deployments, 2)
+        x = loop_report.composites(clusters, deployments, 2)
+        f = loop_report.fan_in(clusters, deployments, 2)
         per_minute = 0.2 * x + 0.0005 * f
         result["steady"]["cpu_seconds"] = {"crossplane": per_minute * 2}  # a 2 minute window
         return result
 
-    text = loop.cost_model([sized("S", 5, 10), sized("M", 15, 30)])
+    text = loop_report.cost_model([sized("S", 5, 10), sized("M", 15, 30)])
     assert "200.0 ms x composites + 500 us x D x (R + C)" in text
-    x, f = loop.composites(10_000, 10_000, 10), loop.fan_in(10_000, 10_000, 10)
+    x, f = loop_report.composites(10_000, 10_000, 10), loop_report.fan_in(10_000, 10_000, 10)
     assert f"| {(0.2 * x + 0.0005 * f) / 60:,.2f} |" in text

@@ -13,7 +13,9 @@ A module per job:
 - :mod:`~modelplane.runtime.dispatch`: kind to composer, every failure a result;
 - :mod:`~modelplane.runtime.verdicts`: the CEL verdict cache the workers share on disk;
 - :mod:`~modelplane.runtime.tls`, :mod:`~modelplane.runtime.address`,
-  :mod:`~modelplane.runtime.limits`, :mod:`~modelplane.runtime.errors`.
+  :mod:`~modelplane.runtime.limits`, :mod:`~modelplane.runtime.errors`;
+- :mod:`~modelplane.runtime.callstats`: opt-in call counts, which the loop benchmark reads
+  through this door (``runtime.callstats``).
 
 A ModelDeployment call's path to its composer, with workers (the default):
 ``pool.ComputePool.run`` (the gRPC handler: the request's bytes, undecoded) ->
@@ -24,6 +26,7 @@ A ModelDeployment call's path to its composer, with workers (the default):
 ``runner.FunctionRunner.RunFunction`` -> ``dispatch.run`` -> the composer.
 """
 
+from modelplane.runtime import callstats
 from modelplane.runtime.command import cli, select
 from modelplane.runtime.dispatch import (
     DEADLINE_MESSAGE,
@@ -58,6 +61,7 @@ __all__ = [
     "add_function_runner",
     "add_services",
     "allow_deep_messages",
+    "callstats",
     "cli",
     "deadline_of",
     "failed_in",

@@ -1,0 +1,153 @@
+"""The ModelDeployment function served by ``modelplane-function`` in a subprocess, over a
+local socket, with what its processes pay: CPU time, peak RSS and peak PSS from /proc."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+T = TypeVar("T")
+RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
+MAX_MESSAGE = 256 * 1024 * 1024
+STARTUP_SECONDS = 300  # the served function's start, workers included, on a loaded machine
+
+
+class Served:
+    """The function served by ``modelplane-function`` in a subprocess, for gRPC round trips."""
+
+    def __enter__(self) -> Served:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        address = f"127.0.0.1:{port}"
+        self.address = address
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "modelplane",
+                "modeldeployment",
+                "--insecure",
+                "--address",
+                address,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        options = [
+            ("grpc.max_receive_message_length", MAX_MESSAGE),
+            ("grpc.max_send_message_length", MAX_MESSAGE),
+        ]
+        self.channel = grpc.insecure_channel(address, options=options)
+        grpc.channel_ready_future(self.channel).result(timeout=STARTUP_SECONDS)
+        self.stub = self.channel.unary_unary(
+            RUN_FUNCTION,
+            request_serializer=None,  # requests are sent as encoded
+            response_deserializer=fnv1.RunFunctionResponse.FromString,
+        )
+        return self
+
+    def call(self, data: bytes) -> fnv1.RunFunctionResponse:
+        """One round trip of an encoded request."""
+        rsp: fnv1.RunFunctionResponse = self.stub(data, timeout=120)
+        return rsp
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the server's processes have used so far (Linux; 0 elsewhere).
+
+        Unlike wall time, it hardly grows when other work shares the cores.
+        """
+        return sum(_cpu_seconds(pid) for pid in _process_tree(self.proc.pid))
+
+    def peak_rss_mib(self) -> float:
+        """The peak resident memory of the server, summed over its processes (Linux).
+
+        With ``--workers`` the served process receives every request and its workers
+        compose them: each holds its own peak, and the machine pays for all of them.
+        """
+        return sum(_peak_rss_mib(pid) for pid in _process_tree(self.proc.pid))
+
+    def peak_pss_mib(self, during: Callable[[], T]) -> tuple[T, float]:
+        """Run ``during`` and return what it returns with the server's peak memory over it,
+        summed over its processes as proportional set sizes (sampled every 20 ms).
+
+        Summed peak RSS counts every page the processes share (the fork server's modules,
+        which each worker maps copy-on-write) once per process; PSS splits a shared page
+        among the processes that map it, so the sum is what the machine pays.
+        """
+        peak, done = 0.0, threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, sum(_pss_mib(p) for p in _process_tree(self.proc.pid)))
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            out = during()
+        finally:
+            done.set()
+            sampler.join()
+        return out, peak
+
+    def __exit__(self, *_: object) -> None:
+        self.channel.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """A process and all its descendants (Linux; the process alone elsewhere)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                todo += [int(child) for child in task.read_text().split()]
+            except OSError:
+                continue
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()  # after the command, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def _pss_mib(pid: int) -> float:
+    """A process's proportional set size now (Linux; 0 elsewhere)."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in rollup.splitlines() if x.startswith("Pss:")), "Pss: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
+def _peak_rss_mib(pid: int) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+    return int(line.split()[1]) / 1024
