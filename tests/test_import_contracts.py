@@ -42,6 +42,7 @@ PLANTS: dict[str, tuple[str, str]] = {
         "import modelplane.compose.model_cache",
     ),
     "edges-use-doors": ("functions/modelplane/cli.py", "import modelplane.compose.model_cache"),
+    "runtime-door": ("benches/bench_cel.py", "import modelplane.runtime.callstats"),
     "planning-door": ("benches/bench_cel.py", "import modelplane.planning.fleet"),
 }
 
