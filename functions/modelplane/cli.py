@@ -58,7 +58,7 @@ def plan(deployment: Path, fleet: tuple[Path, ...], output: str, name: str | Non
     documents = load_deployment(deployment)
     fleet_documents = [d for path in fleet for d in load(path)]
     inputs = _located_deployment(deployment) + _located(fleet)
-    require_valid(inputs)
+    cli_output.require_valid(inputs)
     _one_per_name(_located_deployment(deployment), name)
     xr = pick_deployment(documents, name)
     result = make_plan(xr, [d for d in documents if d is not xr] + fleet_documents)
@@ -97,28 +97,6 @@ def _located_deployment(path: Path) -> list[checks.Located]:
     """The documents :func:`load_deployment` reads, with their files."""
     own = _located([path], recursive=False)
     return own + (_located([path / "fleet"]) if (path / "fleet").is_dir() else [])
-
-
-def require_valid(inputs: Sequence[checks.Located]) -> None:
-    """Validate the Modelplane documents among ``inputs`` against the XRDs first.
-
-    Without ``bin/crank`` (a package installed without the repository's tools) the
-    command goes on, saying its inputs were not checked.
-
-    Raises:
-        click.ClickException: a document is invalid; every problem is printed first.
-    """
-    try:
-        problems = checks.check(inputs)
-    except checks.ChecksUnavailableError as exc:
-        click.echo(f"warning: inputs not validated against the XRDs: {exc}", err=True)
-        return
-    for problem in problems:
-        click.echo(problem, err=True)
-    if problems:
-        noun = "problem" if len(problems) == 1 else "problems"
-        msg = f"{len(problems)} {noun} in the input (nothing was run)"
-        raise click.ClickException(msg)
 
 
 def _one_per_name(documents: Sequence[checks.Located], name: str | None) -> None:

@@ -95,7 +95,6 @@ def simulate(
 
 def _require_valid(path: Path, loaded: sc.Scenario) -> None:
     """Check the scenario's Modelplane documents (fleet and applied) against the XRDs."""
-    from modelplane.cli import require_valid  # noqa: PLC0415 - cli imports this module
     from modelplane.dev.checks import Located  # noqa: PLC0415
 
     documents = [Located(f"{path}: {where}", doc) for where, doc in loaded.fleet]
@@ -104,7 +103,7 @@ def _require_valid(path: Path, loaded: sc.Scenario) -> None:
             if isinstance(located.event, sc.Apply):
                 where = f"{path}: {located.where}"
                 documents += [Located(where, d) for d in located.event.documents]
-    require_valid(documents)
+    cli_output.require_valid(documents)
 
 
 def _write_report(result: Simulation, path: Path) -> None:
