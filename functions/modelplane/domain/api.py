@@ -28,3 +28,8 @@ POOL_LABEL = "modelplane.ai/pool"
 TEMPLATE_HASH_LABEL = "modelplane.ai/template-hash"
 """On a ModelReplica: the hash of the deployment template it runs (a rolling update
 replaces the replicas whose hash is not the current one)."""
+
+GPU_TAINT = "nvidia.com/gpu"
+"""The taint on every GPU node of a pool (``NoSchedule``); workload pods tolerate its key."""
+GPU_TAINT_VALUE = "present"
+"""Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""

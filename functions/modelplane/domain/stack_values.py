@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplane.domain.workload import names
+from modelplane.domain.workload import names, pods
 
-GPU_TAINT = "nvidia.com/gpu"
 POOL_LABEL = names.LABEL_POOL
 AI_GATEWAY_EXTENSION = "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local"
 AI_GATEWAY_EXTENSION_PORT = 1063
@@ -90,7 +89,7 @@ def dra_driver_values(driver_root: str) -> dict[str, Any]:
             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": (
                 on_gpu_nodes
             )}},
-            "tolerations": [{"effect": "NoSchedule", "key": GPU_TAINT, "operator": "Exists"}],
+            "tolerations": [dict(pods.GPU_TOLERATION)],
         },
         "nvidiaDriverRoot": driver_root,
         # ComputeDomains (multi-node NVLink) need a controller on control-plane nodes,

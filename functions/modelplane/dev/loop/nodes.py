@@ -26,7 +26,7 @@ from modelplane.domain.api import POOL_LABEL
 
 Obj = dict[str, Any]
 MEMBERSHIP_LABEL = "kubernetes.crossplane.io/owned-by-collection"
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TAINT = {"key": api.GPU_TAINT, "value": api.GPU_TAINT_VALUE, "effect": "NoSchedule"}
 MAINTENANCE_TAINT = {"key": "maintenance", "value": "planned", "effect": "NoExecute"}
 
 

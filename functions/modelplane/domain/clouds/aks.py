@@ -21,17 +21,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
-    GPU_TAINT,
-    GPU_TAINT_VALUE,
+    GPU_TAINT_SPEC,
     INFINIBAND,
-    POOL_LABEL,
-    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
     autoscales,
+    gpu_node_labels,
     kubeconfig_ref,
     resource_name,
     scaling,
+    system_node_labels,
 )
 
 AZURE = "azure.m.upbound.io/v1beta1"
@@ -105,7 +104,7 @@ def _cluster(cluster: CloudCluster) -> dict[str, Any]:
         "defaultNodePool": {
             "name": system.name,
             "nodeCount": system.node_count,
-            "nodeLabels": {SYSTEM_LABEL: "true"},
+            "nodeLabels": system_node_labels(),
             "onlyCriticalAddonsEnabled": True,
             "osDiskSizeGb": system.disk_size_gb,
             "vmSize": system.machine_type,
@@ -127,14 +126,14 @@ def _cluster(cluster: CloudCluster) -> dict[str, Any]:
 
 
 def _node_pool(cluster: CloudCluster, pool: GpuPool) -> dict[str, Any]:
-    labels = {POOL_LABEL: pool.name}
+    labels = gpu_node_labels(pool)
     if pool.fabric == INFINIBAND:
         labels[FABRIC_LABEL] = "infiniband"
     for_provider: dict[str, Any] = {
         "kubernetesClusterIdRef": {"name": cluster.name},
         "mode": "User",
         "nodeLabels": labels,
-        "nodeTaints": [f"{GPU_TAINT}={GPU_TAINT_VALUE}:NoSchedule"],
+        "nodeTaints": [GPU_TAINT_SPEC],
         "vmSize": pool.machine_type,
         "vnetSubnetIdRef": {"name": cluster.name},
     }

@@ -14,9 +14,10 @@ HASH_LENGTH = 5
 POOL_LABEL = api.POOL_LABEL
 SYSTEM_LABEL = "modelplane.ai/system"
 """On every node of the system pool, where the serving stack's own pods may go."""
-GPU_TAINT = "nvidia.com/gpu"
-GPU_TAINT_VALUE = "present"
-"""Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""
+GPU_TAINT = api.GPU_TAINT
+GPU_TAINT_VALUE = api.GPU_TAINT_VALUE
+GPU_TAINT_SPEC = f"{GPU_TAINT}={GPU_TAINT_VALUE}:NoSchedule"
+"""The GPU taint as kubectl writes it (``key=value:Effect``), which AKS' ``nodeTaints`` take."""
 ROLE_LABEL = "modelplane.ai/role"
 """Labels each composed resource with its role, so siblings select it among the composite's."""
 KUBECONFIG_KEY = "kubeconfig"
@@ -202,6 +203,21 @@ def managed(
         },
         "spec": spec,
     }
+
+
+def system_node_labels() -> dict[str, str]:
+    """Return the labels of the system pool's nodes."""
+    return {SYSTEM_LABEL: "true"}
+
+
+def gpu_node_labels(pool: GpuPool) -> dict[str, str]:
+    """Return the labels of a GPU pool's nodes: the pool's name, which pods select."""
+    return {POOL_LABEL: pool.name}
+
+
+def gpu_taint(effect: str) -> dict[str, str]:
+    """Return the taint of a GPU pool's nodes, with ``effect`` as the cloud's API spells it."""
+    return {"effect": effect, "key": GPU_TAINT, "value": GPU_TAINT_VALUE}
 
 
 def scaling(pool: GpuPool) -> tuple[int, int, int]:

@@ -64,20 +64,19 @@ from modelplane.domain.clouds.aws import (
 )
 from modelplane.domain.clouds.common import (
     EFA,
-    GPU_TAINT,
-    GPU_TAINT_VALUE,
     HELM,
-    POOL_LABEL,
-    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
     autoscales,
+    gpu_node_labels,
+    gpu_taint,
     on_cluster,
     provider_configs,
     ref,
     resource_name,
     scaling,
     selector,
+    system_node_labels,
 )
 from modelplane.domain.clouds.eks_autoscaler import (
     AUTOSCALER_CHART,
@@ -306,7 +305,7 @@ def _node_groups(cluster: CloudCluster, names: list[str], efa: EfaGroups) -> Man
                 "amiType": SYSTEM_AMI,
                 "diskSize": system.disk_size_gb,
                 "instanceTypes": [system.machine_type],
-                "labels": {SYSTEM_LABEL: "true"},
+                "labels": system_node_labels(),
                 "scalingConfig": {
                     "desiredSize": system.node_count,
                     "maxSize": system.node_count,
@@ -363,9 +362,9 @@ def _gpu_node_group(
     fields: dict[str, Any] = {
         "amiType": GPU_AMI,
         "instanceTypes": [pool.machine_type],
-        "labels": {POOL_LABEL: pool.name},
+        "labels": gpu_node_labels(pool),
         "scalingConfig": dict(sorted(sizes.items())),
-        "taint": [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
+        "taint": [gpu_taint("NO_SCHEDULE")],
     }
     out: Manifests = {}
     joins_efa = pool.fabric == EFA and pool.name not in efa.running_without

@@ -14,10 +14,10 @@ from modelplane.domain import stack
 from modelplane.domain.clouds import aws
 from modelplane.domain.clouds.common import (
     HELM,
-    SYSTEM_LABEL,
     CloudCluster,
     resource_name,
     selector,
+    system_node_labels,
 )
 
 AUTOSCALER_ACCOUNT = "cluster-autoscaler"
@@ -112,7 +112,7 @@ def autoscaler_release(cluster: CloudCluster, helm_config: str) -> dict[str, Any
             "skip-nodes-with-system-pods": False,
         },
         "fullnameOverride": AUTOSCALER_ACCOUNT,
-        "nodeSelector": {SYSTEM_LABEL: "true"},
+        "nodeSelector": system_node_labels(),
         "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_ACCOUNT}},
     }
     return {

@@ -31,12 +31,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
-    GPU_TAINT,
-    GPU_TAINT_VALUE,
     POOL_LABEL,
-    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
+    gpu_taint,
     managed,
     on_cluster,
     pool_zones,
@@ -44,6 +42,7 @@ from modelplane.domain.clouds.common import (
     resource_name,
     scaling,
     selector,
+    system_node_labels,
 )
 
 COMPUTE = "compute.gcp.m.upbound.io/v1beta1"
@@ -216,7 +215,7 @@ def _cluster(cluster: CloudCluster, project: str | None) -> dict[str, Any]:
 def _node_pools(cluster: CloudCluster, *, workload_identity: bool) -> Manifests:
     first = zones(cluster)[:1]
     system = cluster.system
-    config = _node_config(system.machine_type, system.disk_size_gb, {SYSTEM_LABEL: "true"})
+    config = _node_config(system.machine_type, system.disk_size_gb, system_node_labels())
     out: Manifests = {
         "nodepool-system": _node_pool(cluster, "nodepool-system", first, {
             "autoscaling": {
@@ -246,7 +245,7 @@ def _gpu_node_pool(
         "gke-no-default-nvidia-gpu-device-plugin": "true",
         POOL_LABEL: pool.name,
     })  # fmt: skip
-    config["taint"] = [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}]
+    config["taint"] = [gpu_taint("NO_SCHEDULE")]
     if pool.accelerator_type:
         config["guestAccelerator"] = [{
             "count": pool.accelerator_count or 1,

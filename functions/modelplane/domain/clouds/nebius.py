@@ -38,20 +38,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
-    GPU_TAINT,
-    GPU_TAINT_VALUE,
     INFINIBAND,
-    POOL_LABEL,
-    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
     autoscales,
+    gpu_node_labels,
+    gpu_taint,
     managed,
     on_cluster,
     provider_configs,
     resource_name,
     scaling,
     selector,
+    system_node_labels,
 )
 
 VPC = "vpc.nebius.m.upbound.io/v1beta1"
@@ -231,7 +230,7 @@ def _node_groups(cluster: CloudCluster) -> Manifests:
         system.machine_type,
         system.preset,
         system.disk_size_gb,
-        {SYSTEM_LABEL: "true"},
+        system_node_labels(),
     )
     out: Manifests = {
         "nodegroup-system": _node_group(cluster, "nodegroup-system", template, {
@@ -245,9 +244,9 @@ def _node_groups(cluster: CloudCluster) -> Manifests:
 
 def _gpu_node_group(cluster: CloudCluster, pool: GpuPool) -> dict[str, Any]:
     template = _template(
-        cluster, pool.machine_type, pool.preset, pool.disk_size_gb, {POOL_LABEL: pool.name}
+        cluster, pool.machine_type, pool.preset, pool.disk_size_gb, gpu_node_labels(pool)
     )
-    template["taints"] = [{"effect": "NO_SCHEDULE", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}]
+    template["taints"] = [gpu_taint("NO_SCHEDULE")]
     if pool.drivers_preset:
         template["gpuSettings"] = {"driversPreset": pool.drivers_preset}
     if _joins_fabric(pool):

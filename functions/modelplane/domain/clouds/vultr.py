@@ -30,19 +30,18 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.domain.clouds.common import (
-    GPU_TAINT,
-    GPU_TAINT_VALUE,
     KUBERNETES,
-    POOL_LABEL,
-    SYSTEM_LABEL,
     CloudCluster,
     GpuPool,
     autoscales,
+    gpu_node_labels,
+    gpu_taint,
     kubeconfig_ref,
     on_cluster,
     provider_configs,
     resource_name,
     scaling,
+    system_node_labels,
 )
 
 API = "vke.vultr.m.upbound.io/v1beta1"
@@ -96,7 +95,7 @@ def cluster(spec: CloudCluster) -> dict[str, Any]:
                 "label": spec.name,
                 "nodePools": {
                     "label": system.name,
-                    "labels": _pairs({SYSTEM_LABEL: "true"}),
+                    "labels": _pairs(system_node_labels()),
                     "nodeQuantity": system.node_count,
                     "plan": system.machine_type,
                 },
@@ -117,9 +116,9 @@ def node_pool(spec: CloudCluster, pool: GpuPool) -> dict[str, Any]:
     for_provider: dict[str, Any] = {
         "clusterIdRef": {"name": spec.name},
         "label": pool.name,
-        "labels": _pairs({POOL_LABEL: pool.name}),
+        "labels": _pairs(gpu_node_labels(pool)),
         "plan": pool.machine_type,
-        "taints": [{"effect": "NoSchedule", "key": GPU_TAINT, "value": GPU_TAINT_VALUE}],
+        "taints": [gpu_taint("NoSchedule")],
     }
     out: dict[str, Any] = {"forProvider": for_provider}
     if autoscales(pool):  # VKE's autoscaler resizes the pool

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.domain import api
 from modelplane.domain.workload import names
 
 ENGINE_CONTAINER = "engine"
@@ -43,7 +44,7 @@ SHM_VOLUME = "modelplane-shm"
 CACHE_VOLUME = "modelplane-model-cache"
 GPU_TOLERATION: Mapping[str, str] = {
     "effect": "NoSchedule",
-    "key": "nvidia.com/gpu",
+    "key": api.GPU_TAINT,
     "operator": "Exists",
 }
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
