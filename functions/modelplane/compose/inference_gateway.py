@@ -55,7 +55,7 @@ SINGLETON = "default"
 READY = "ControllerReady"
 
 HELM_API = api.HELM
-GATEWAY_API = "gateway.networking.k8s.io/v1"
+GATEWAY_API = api.GATEWAY_API
 METALLB_API = "metallb.io/v1beta1"
 PROVIDER_CONFIG = {"kind": "ClusterProviderConfig", "name": "default"}
 
@@ -307,7 +307,7 @@ def gateway() -> dict[str, Any]:
                     "port": TRAEFIK_WEB_PORT,
                     "allowedRoutes": {
                         "namespaces": {"from": "All"},
-                        "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
+                        "kinds": [{"group": api.GATEWAY_GROUP, "kind": "HTTPRoute"}],
                     },
                 }
             ],

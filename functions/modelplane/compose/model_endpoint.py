@@ -55,7 +55,6 @@ ENDPOINT_SLICE = "endpointslice"
 MANAGED_BY = "modelplane.ai"
 SERVICES = "services"
 ROUTES = "routes"
-GATEWAY_API = "gateway.networking.k8s.io/v1"
 
 
 @kit.composer
@@ -95,7 +94,7 @@ def _report_routed(
     """Require the namespace's ModelServices and HTTPRoutes; say whether they route here."""
     kit.require(rsp, SERVICES, api.MODELPLANE, "ModelService", match_labels={},
                 namespace=identity.namespace)  # fmt: skip
-    kit.require(rsp, ROUTES, GATEWAY_API, "HTTPRoute", match_labels={},
+    kit.require(rsp, ROUTES, api.GATEWAY_API, "HTTPRoute", match_labels={},
                 namespace=identity.namespace)  # fmt: skip
     if not (kit.was_required(req, SERVICES) and kit.was_required(req, ROUTES)):
         return  # Crossplane fetches them and calls again; Routed is unknown until then

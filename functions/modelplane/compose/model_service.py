@@ -56,7 +56,6 @@ API_VERSION = api.MODELPLANE
 GATEWAY = "gateway"
 GATEWAY_XR_NAME = "default"
 ROUTE = "httproute"
-GATEWAY_GROUP = "gateway.networking.k8s.io"
 ROUTING_READY = "RoutingReady"
 ENDPOINTS_RESOLVED = "EndpointsResolved"
 
@@ -309,13 +308,13 @@ def http_route(
     """Return the HTTPRoute: one rule, one weighted backendRef per endpoint."""
     prefix = routing.route_prefix(namespace, name)
     return {
-        "apiVersion": f"{GATEWAY_GROUP}/v1",
+        "apiVersion": api.GATEWAY_API,
         "kind": "HTTPRoute",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "parentRefs": [
                 {
-                    "group": GATEWAY_GROUP,
+                    "group": api.GATEWAY_GROUP,
                     "kind": "Gateway",
                     "namespace": routing.GATEWAY_NAMESPACE,
                     "name": routing.GATEWAY_NAME,

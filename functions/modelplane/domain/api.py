@@ -16,6 +16,10 @@ KUBERNETES_OBJECT = "kubernetes.m.crossplane.io/v1alpha1"
 HELM = "helm.m.crossplane.io/v1beta1"
 """provider-helm's namespaced Release (and its ProviderConfigs)."""
 USAGE = "protection.crossplane.io/v1beta1"
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+GATEWAY_API = f"{GATEWAY_GROUP}/v1"
+"""Kubernetes' Gateway API: the GatewayClass, Gateway and HTTPRoutes the stack and the
+replicas compose, and the routes a ModelService reads."""
 
 # Labels a ModelDeployment puts on its ModelReplicas and ModelEndpoints; the fleet is
 # read, and a ModelService selects, by them.

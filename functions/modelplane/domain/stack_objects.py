@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.domain import api
 from modelplane.domain.workload import GATEWAY_NAME, GATEWAY_NAMESPACE, names
 
 SYSTEM_NAMESPACE = GATEWAY_NAMESPACE
@@ -176,7 +177,7 @@ def envoy_proxy() -> dict[str, Any]:
 def gateway_class() -> dict[str, Any]:
     """Return the GatewayClass Envoy Gateway serves, parameterised by the EnvoyProxy."""
     return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
+        "apiVersion": api.GATEWAY_API,
         "kind": "GatewayClass",
         "metadata": {"labels": labels(), "name": GATEWAY_CLASS},
         "spec": {
@@ -190,7 +191,7 @@ def gateway_class() -> dict[str, Any]:
 def gateway(listeners: Iterable[Listener]) -> dict[str, Any]:
     """Return the Gateway every ModelReplica's HTTPRoute attaches to."""
     return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
+        "apiVersion": api.GATEWAY_API,
         "kind": "Gateway",
         "metadata": {"labels": labels(), "name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
         "spec": {

@@ -11,6 +11,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane.domain import api
 from modelplane.kit.request import condition_true
 from modelplane.kit.respond import READY
 from modelplane.kit.structs import conditions_of, text_field
@@ -33,8 +34,8 @@ _READY_GROUPS = frozenset(
 )
 # Gateway API objects on this control plane report their own condition.
 _READY_CONDITION = {
-    ("gateway.networking.k8s.io", "GatewayClass"): "Accepted",
-    ("gateway.networking.k8s.io", "Gateway"): "Programmed",
+    (api.GATEWAY_GROUP, "GatewayClass"): "Accepted",
+    (api.GATEWAY_GROUP, "Gateway"): "Programmed",
 }
 
 

@@ -25,7 +25,7 @@ MODELPLANE_GROUPS = tuple(
 )
 HELM_GROUP = api.HELM.partition("/")[0]
 KUBERNETES_GROUP = api.KUBERNETES_OBJECT.partition("/")[0]
-GATEWAY_GROUP = "gateway.networking.k8s.io"
+GATEWAY_GROUP = api.GATEWAY_GROUP
 
 
 # --- keys and plain helpers ------------------------------------------------------------------

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from modelplane.domain import api
 from modelplane.domain.workload import names, pods
 from modelplane.domain.workload.engines import Manifest, Readiness
 from modelplane.domain.workload.spec import Replica, ServingMode, WorkloadCluster
@@ -118,7 +119,7 @@ def route(replica: Replica, cluster: WorkloadCluster) -> Manifest:
     spec: dict[str, Any] = {
         "parentRefs": [
             {
-                "group": "gateway.networking.k8s.io",
+                "group": api.GATEWAY_GROUP,
                 "kind": "Gateway",
                 "name": cluster.gateway_name,
                 "namespace": cluster.gateway_namespace,
@@ -143,7 +144,7 @@ def route(replica: Replica, cluster: WorkloadCluster) -> Manifest:
         ],
     }
     manifest = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
+        "apiVersion": api.GATEWAY_API,
         "kind": "HTTPRoute",
         "metadata": _metadata(replica, names.fit(replica.name)),
         "spec": spec,
