@@ -26,7 +26,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runtime", ("modelplane.runtime", "modelplane.server", "modelplane.main")),
     (
         "edges",
-        ("modelplane.cli", "modelplane.simulate", "modelplane.dev", "modelplane.dra", "benches"),
+        (
+            "modelplane.cli",
+            "modelplane.cli_output",
+            "modelplane.simulate",
+            "modelplane.dev",
+            "modelplane.dra",
+            "benches",
+        ),
     ),
     ("package", ("modelplane",)),
 )
