@@ -136,18 +136,19 @@ def _cpu_seconds(pid: int) -> float:
 
 def _pss_mib(pid: int) -> float:
     """A process's proportional set size now (Linux; 0 elsewhere)."""
-    try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return 0.0
-    line = next((x for x in rollup.splitlines() if x.startswith("Pss:")), "Pss: 0 kB")
-    return int(line.split()[1]) / 1024
+    return _proc_mib(pid, "smaps_rollup", "Pss:")
 
 
 def _peak_rss_mib(pid: int) -> float:
+    """A process's peak resident memory (Linux; 0 elsewhere)."""
+    return _proc_mib(pid, "status", "VmHWM:")
+
+
+def _proc_mib(pid: int, name: str, field: str) -> float:
+    """A ``field: N kB`` line of ``/proc/<pid>/<name>`` in MiB; 0 if the process is gone."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        text = Path(f"/proc/{pid}/{name}").read_text()
     except OSError:
         return 0.0
-    line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+    line = next((x for x in text.splitlines() if x.startswith(field)), f"{field} 0 kB")
     return int(line.split()[1]) / 1024
