@@ -20,6 +20,11 @@ NO_SCHEDULE: Effect = "NoSchedule"
 NO_EXECUTE: Effect = "NoExecute"
 
 
+def spelled(key: str, effect: str, value: str = "") -> str:
+    """Spell a taint as kubectl does: ``key=value:Effect``, or ``key:Effect`` without a value."""
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
 @dataclass(frozen=True, order=True)
 class Taint:
     """A taint on a cluster: it repels replicas that do not tolerate it."""
@@ -29,9 +34,8 @@ class Taint:
     value: str = ""
 
     def __str__(self) -> str:
-        """Render like kubectl does: ``key=value:Effect`` or ``key:Effect``."""
-        value = f"={self.value}" if self.value else ""
-        return f"{self.key}{value}:{self.effect}"
+        """Render like kubectl does (:func:`spelled`)."""
+        return spelled(self.key, self.effect, self.value)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.domain import taints
+
 
 @dataclass(frozen=True)
 class Apply:
@@ -97,8 +99,7 @@ class Taint:
 
     def describe(self) -> str:
         """Say it the way kubectl prints a taint."""
-        value = f"={self.value}" if self.value else ""
-        return f"taint {self.cluster} {self.key}{value}:{self.effect}"
+        return f"taint {self.cluster} {taints.spelled(self.key, self.effect, self.value)}"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.domain import api
+from modelplane.domain import api, taints
 
 MAX_NAME = 63
 HASH_LENGTH = 5
@@ -16,7 +16,7 @@ SYSTEM_LABEL = "modelplane.ai/system"
 """On every node of the system pool, where the serving stack's own pods may go."""
 GPU_TAINT = api.GPU_TAINT
 GPU_TAINT_VALUE = api.GPU_TAINT_VALUE
-GPU_TAINT_SPEC = f"{GPU_TAINT}={GPU_TAINT_VALUE}:NoSchedule"
+GPU_TAINT_SPEC = taints.spelled(GPU_TAINT, taints.NO_SCHEDULE, GPU_TAINT_VALUE)
 """The GPU taint as kubectl writes it (``key=value:Effect``), which AKS' ``nodeTaints`` take."""
 ROLE_LABEL = "modelplane.ai/role"
 """Labels each composed resource with its role, so siblings select it among the composite's."""
