@@ -1,5 +1,5 @@
 """The modelplane-function command: flags, function selection, startup errors, and real
-gRPC round trips (large, deep, over mTLS)."""
+gRPC round trips (large, over mTLS, with workers). Deep requests: test_deep_requests.py."""
 
 from __future__ import annotations
 
@@ -21,16 +21,11 @@ import pytest
 from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from google.protobuf import struct_pb2 as structpb
-from modelplane import planning, registry, runtime
+from modelplane import registry, runtime
 from modelplane.dev import render
 
-from tests.compose.test_model_deployment import (
-    inference_cluster,
-    model_deployment,
-    other_replica,
-)
 from tests.requests import conditions, request
+from tests.test_deep_requests import deep_fleet_request, placed
 
 # Generous: a loaded 2-core machine may take a while; nothing here measures time.
 PATIENCE_SECONDS = 120
@@ -295,101 +290,6 @@ def test_mtls_round_trip_and_a_client_without_a_certificate_is_refused(tmp_path:
 # --- deep requests ---------------------------------------------------------------------------
 
 
-def _nest(value: structpb.Struct, depth: int) -> None:
-    """Nest ``depth`` objects under ``value`` ({"a": {"a": ... {"leaf": "x"}}})."""
-    for _ in range(depth):
-        value = value.fields["a"].struct_value
-    value["leaf"] = "x"
-
-
-def _fleet_request(deep_replica_depth: int | None) -> fnv1.RunFunctionRequest:
-    """The getting-started deployment on a fleet where another team's replica nests deep.
-
-    The depth counts JSON levels inside the replica's pod template, a free-form object
-    Kubernetes stores as given (down to its own limit).
-    """
-    xr = model_deployment(replicas=2)
-    clusters = [inference_cluster("eks-a", [("gpu-l4", 4, ())])]
-    replicas = [other_replica("theirs", "eks-a", "gpu-l4")]
-    req = request(xr, required={planning.CLUSTERS: clusters, planning.REPLICAS: replicas})
-    if deep_replica_depth is not None:
-        obj = req.required_resources[planning.REPLICAS].items[0].resource
-        engine = obj.fields["spec"].struct_value.fields["engines"].list_value.values[0]
-        member = engine.struct_value.fields["members"].list_value.values[0].struct_value
-        _nest(
-            member.fields["template"].struct_value.fields["metadata"].struct_value,
-            deep_replica_depth,
-        )
-    return req
-
-
-def _run_over_grpc(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-    limit = [
-        ("grpc.max_send_message_length", 64 << 20),
-        ("grpc.max_receive_message_length", 64 << 20),
-    ]
-    with render.serve(["ModelDeployment"]) as running:
-        target = running.targets["ModelDeployment"]
-        with grpc.insecure_channel(target, options=limit) as channel:
-            stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
-            rsp: fnv1.RunFunctionResponse = stub.RunFunction(req, timeout=PATIENCE_SECONDS)
-    return rsp
-
-
-def _placed(rsp: fnv1.RunFunctionResponse) -> list[str]:
-    return sorted(
-        key for key, r in rsp.desired.resources.items() if r.resource["kind"] == "ModelReplica"
-    )
-
-
-def test_protobuf_alone_refuses_a_request_nested_100_levels() -> None:
-    """Why the server raises the limit: protobuf's default stops near 32 JSON levels."""
-    data = _fleet_request(100).SerializeToString()
-    probe = subprocess.run(
-        [sys.executable, "-c", _DECODE_PROBE, "default"],
-        input=data,
-        capture_output=True,
-        timeout=PATIENCE_SECONDS,
-        check=False,
-    )
-    assert probe.returncode != 0
-    assert b"DecodeError" in probe.stderr
-    allowed = subprocess.run(
-        [sys.executable, "-c", _DECODE_PROBE, "deep"],
-        input=data,
-        capture_output=True,
-        timeout=PATIENCE_SECONDS,
-        check=False,
-    )
-    assert allowed.returncode == 0, allowed.stderr
-
-
-_DECODE_PROBE = """
-import sys
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import runtime
-if sys.argv[1] == "deep":
-    runtime.allow_deep_messages()
-fnv1.RunFunctionRequest.FromString(sys.stdin.buffer.read())
-"""
-
-
-@pytest.mark.parametrize(
-    "depth",
-    [
-        pytest.param(100, id="100-levels"),
-        pytest.param(runtime.KUBERNETES_MAX_JSON_DEPTH, id="kubernetes-limit"),
-    ],
-)
-def test_a_deeply_nested_replica_of_another_team_breaks_no_deployment(depth: int) -> None:
-    """One such ModelReplica anywhere must not stop every ModelDeployment reading the fleet."""
-    rsp = _run_over_grpc(_fleet_request(depth))
-    fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
-    assert fatal == []
-    assert _placed(rsp) == _placed(runtime.run(_fleet_request(None), registry.COMPOSERS))
-    assert len(_placed(rsp)) == 2
-
-
 # --- workers ---------------------------------------------------------------------------------
 
 # The server with InferenceClass composed slowly: each call notes the process that
@@ -613,7 +513,7 @@ def test_a_call_past_its_deadline_stops_in_its_worker(tmp_path: Path, instrument
 
 def test_a_deep_request_decodes_in_a_worker() -> None:
     """Workers decode requests themselves, on threads with the stack that takes."""
-    req = _fleet_request(runtime.KUBERNETES_MAX_JSON_DEPTH)
+    req = deep_fleet_request(runtime.KUBERNETES_MAX_JSON_DEPTH)
     limit = [
         ("grpc.max_send_message_length", 64 << 20),
         ("grpc.max_receive_message_length", 64 << 20),
@@ -627,7 +527,7 @@ def test_a_deep_request_decodes_in_a_worker() -> None:
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         rsp: fnv1.RunFunctionResponse = stub.RunFunction(req, timeout=PATIENCE_SECONDS)
     assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
-    assert _placed(rsp) == _placed(runtime.run(_fleet_request(None), registry.COMPOSERS))
+    assert placed(rsp) == placed(runtime.run(deep_fleet_request(None), registry.COMPOSERS))
 
 
 def test_a_call_whose_worker_dies_fails_unavailable(tmp_path: Path, instrumented: Path) -> None:
