@@ -28,3 +28,8 @@ POOL_LABEL = "modelplane.ai/pool"
 TEMPLATE_HASH_LABEL = "modelplane.ai/template-hash"
 """On a ModelReplica: the hash of the deployment template it runs (a rolling update
 replaces the replicas whose hash is not the current one)."""
+
+READY_TEMPLATE_FIELD = "readyTemplateHash"
+"""In a ModelReplica's status: the template hash of the spec it was last judged Ready on,
+written with that verdict (absent while not Ready). A rolling update counts a replica as
+Ready on its template only when this names it."""
