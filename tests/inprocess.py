@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import kit, registry, runtime
-from modelplane.domain import routing
+from modelplane.domain import api, routing
 
 from tests.requests import request
 
@@ -119,6 +119,10 @@ def provider_status(manifest: Doc) -> Doc:
         status["gateway"] = {"address": "203.0.113.10"}
     elif kind == "ModelEndpoint":
         status["routing"] = {"backendName": routing.backend_name(name)}
+    elif kind == "ModelReplica" and (
+        template := (meta.get("labels") or {}).get(api.TEMPLATE_HASH_LABEL)
+    ):
+        status[api.READY_TEMPLATE_FIELD] = template  # its function's, with its Ready
     elif kind == "Object":
         wrapped = copy.deepcopy((manifest.get("spec") or {}).get("forProvider", {}).get("manifest"))
         status["atProvider"] = {"manifest": wrapped or {}}

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import time
 
-from e2e.context import ML, MP
+from e2e.context import MP
 from e2e.fleet import plan as fleet_plan
 from e2e.fleet.context import Fleet, gpu_pods
 from e2e.fleet.deploy_scenarios import check_replica, check_service
+from e2e.fleet.serving import scale_ready
 from e2e.kube import Obj, condition_true, dig
 
 SETTLE_SECONDS = 300
@@ -121,24 +122,8 @@ class Watch:
         return others[0], str(dig(others[0], "spec", "clusterName"))
 
 
-def one_ready_replica(ctx: Fleet) -> list[Obj]:
-    """qwen-demo scaled to one replica, Ready: what this scenario starts from, whatever
-    the scenarios before it left (they scale it up)."""
-    ctx.kube.patch(MP, "ModelDeployment", "qwen-demo", {"spec": {"replicas": 1}}, ML)
-    return list(
-        ctx.wait_for(
-            "qwen-demo at one Ready replica",
-            lambda: (
-                rs if len(rs := ctx.replicas()) == 1 and condition_true(rs[0], "Ready") else None
-            ),
-            300,
-            lambda: str([r["metadata"]["name"] for r in ctx.replicas()]),
-        )
-    )
-
-
 def pool_removal(ctx: Fleet) -> None:
-    replicas = one_ready_replica(ctx)
+    replicas = scale_ready(ctx, 1)
     old = replicas[0]["metadata"]["name"]
     cluster, pool = str(dig(replicas[0], "spec", "clusterName")), pinned_pool(replicas[0])
     assert condition_true(replicas[0], "Ready"), f"{old} should be Ready first"

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from e2e.context import ML, MP
-from e2e.fleet.context import Fleet, fits
+from e2e.fleet.context import Fleet
+from e2e.fleet.serving import fresh_ready, routed_backends, scale_ready
 from e2e.kube import Obj, conditions, dig
 
 REPLICAS = 3
@@ -29,63 +30,13 @@ STRATEGY = {"maxSurge": 0, "maxUnavailable": 1}
 FLOOR = REPLICAS - STRATEGY["maxUnavailable"]
 GOOD_IMAGE = "vllm/vllm-openai:v0.24.0"
 BAD_IMAGE = "vllm/vllm-openai:v0.0.0-does-not-exist"
-HASH_LABEL = "modelplane.ai/template-hash"
 # A bad image's pod never runs; no node carries this label, so it stays Pending.
 NEVER = {"modelplane.ai/e2e": "never-scheduled"}
-
-
-def routed_backends(ctx: Fleet) -> list[str]:
-    """The ModelService's live backends: each backendRef of its HTTPRoute whose ModelEndpoint
-    still exists (not being deleted) and names that Service. A ref left to an endpoint that
-    is gone sends its share of traffic nowhere, so it does not count as serving."""
-    ms = ctx.kube.get(MP, "ModelService", "qwen", ML)
-    if ms is None:
-        return []
-    live = {
-        str(dig(e, "status", "routing", "backendName"))
-        for e in ctx.kube.list(MP, "ModelEndpoint", ML)
-        if not dig(e, "metadata", "deletionTimestamp")
-    }
-    return [
-        name
-        for ref, route in ctx.composed(ms)
-        if ref["kind"] == "HTTPRoute" and route is not None
-        for rule in dig(route, "spec", "rules") or []
-        for backend in rule.get("backendRefs") or []
-        if (name := str(backend.get("name"))) in live
-    ]
-
-
-def fresh_ready(replica: Mapping[str, Any]) -> bool:
-    """Ready, and the condition speaks of the replica's current spec (its generation)."""
-    ready = conditions(replica).get("Ready") or {}
-    generation = dig(replica, "metadata", "generation")
-    observed = ready.get("observedGeneration", generation)
-    return ready.get("status") == "True" and observed == generation
 
 
 def engine_image(replica: Mapping[str, Any]) -> str:
     member = dig(replica, "spec", "engines", 0, "members", 0) or {}
     return str(dig(member, "template", "spec", "containers", 0, "image"))
-
-
-def three_ready(ctx: Fleet) -> None:
-    """qwen-demo at three Ready replicas on the rolling-update strategy."""
-    room = fits(ctx)
-    assert room >= REPLICAS, f"the fleet fits {room} qwen-demo replicas, {REPLICAS} needed"
-    spec = {"replicas": REPLICAS, "strategy": {"rollingUpdate": dict(STRATEGY)}}
-    ctx.kube.patch(MP, "ModelDeployment", "qwen-demo", {"spec": spec}, ML)
-    ctx.wait_for(
-        f"{REPLICAS} Ready replicas of qwen-demo, each routed to",
-        lambda: sum(1 for r in ctx.replicas() if fresh_ready(r)) == REPLICAS
-        and len(ctx.replicas()) == REPLICAS
-        and len(routed_backends(ctx)) == REPLICAS,
-        300,
-        lambda: str(
-            [(r["metadata"]["name"], fresh_ready(r)) for r in ctx.replicas()] + routed_backends(ctx)
-        ),
-    )
-    ctx.step(f"qwen-demo runs {REPLICAS} Ready replicas, all routed to, strategy {STRATEGY}")
 
 
 def set_image(ctx: Fleet, image: str, pod_extra: Mapping[str, Any] | None = None) -> None:
@@ -149,6 +100,12 @@ def _timeline(timeline: list[tuple[float, int, int, int]]) -> str:
             out.append(f"t={t:.0f}s ready={ready} updated={updated} routed={routed}")
             last = (ready, updated, routed)
     return "; ".join(out)
+
+
+def three_ready(ctx: Fleet) -> None:
+    """qwen-demo at three Ready replicas on the rolling-update strategy."""
+    scale_ready(ctx, REPLICAS, {"strategy": {"rollingUpdate": dict(STRATEGY)}})
+    ctx.step(f"strategy {STRATEGY}")
 
 
 def rollout(ctx: Fleet) -> None:

@@ -230,9 +230,19 @@ def as_fleet(rsp: fnv1.RunFunctionResponse, *, ready: bool = False) -> list[dict
     for composed in of_kind(rsp, "ModelReplica").values():
         replica = copy.deepcopy(composed)
         if ready:
-            replica["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+            replica["status"] = ready_status(replica)
         out.append(replica)
     return out
+
+
+def ready_status(replica: Mapping[str, Any]) -> dict[str, Any]:
+    """The status of a Ready replica as its function writes it: Ready, and the template
+    hash it was judged Ready on (its label's), when it carries one."""
+    status: dict[str, Any] = {"conditions": [{"type": "Ready", "status": "True"}]}
+    template = ((replica.get("metadata") or {}).get("labels") or {}).get(api.TEMPLATE_HASH_LABEL)
+    if template:
+        status[api.READY_TEMPLATE_FIELD] = template
+    return status
 
 
 # --- requirements ----------------------------------------------------------------------------

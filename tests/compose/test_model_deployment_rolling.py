@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.domain import rollout
-from modelplane.domain.api import CLUSTER_LABEL, INDEX_LABEL
+from modelplane.domain.api import CLUSTER_LABEL, INDEX_LABEL, READY_TEMPLATE_FIELD
 from modelplane.planning import rolling
 
 from tests.compose.test_model_deployment import (
@@ -18,6 +18,7 @@ from tests.compose.test_model_deployment import (
     inference_cluster,
     model_deployment,
     of_kind,
+    ready_status,
     status,
 )
 from tests.compose.test_model_deployment import call as call_function
@@ -98,7 +99,7 @@ def _fleet(rsp: fnv1.RunFunctionResponse, ready: Sequence[str] = ()) -> list[dic
     for key, composed in of_kind(rsp, "ModelReplica").items():
         replica = copy.deepcopy(composed)
         if key in ready:
-            replica["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+            replica["status"] = ready_status(replica)
         out.append(replica)
     return out
 
@@ -281,6 +282,33 @@ def test_a_ready_condition_older_than_the_replicas_generation_counts_for_nothing
     for replica in after:  # its own reconcile saw generation 2: Ready counts now
         replica["status"]["conditions"][0]["observedGeneration"] = replica["metadata"]["generation"]
     rsp = call(edited, clusters, after)
+    assert sorted(_images(rsp).values()) == [OLD, NEW, NEW]
+
+
+def test_a_ready_judged_on_the_old_template_counts_for_nothing_on_the_new_one() -> None:
+    """The fleet's race: the replica's reconcile of its old spec ends after the deployment
+    wrote the new one, and Crossplane stamps that Ready with the new generation (it takes
+    the generation from its status write's answer). Only ``readyTemplateHash``, written
+    with the verdict, tells which template the Ready was judged on."""
+    strategy = {"maxSurge": 0, "maxUnavailable": 1}
+    clusters, fleet = _running(strategy)
+    edited = _deployment(image=NEW, strategy=strategy)
+    first = call(edited, clusters, fleet)
+    was = {r["metadata"]["name"]: r["metadata"]["labels"][rolling.HASH_LABEL] for r in fleet}
+    after = []
+    for replica in _fleet(first, ready=["replica-a-0", "replica-b-0", "replica-c-0"]):
+        replica["metadata"]["generation"] = 2
+        replica["status"]["conditions"][0]["observedGeneration"] = 2  # looks current
+        replica["status"][READY_TEMPLATE_FIELD] = was[replica["metadata"]["name"]]
+        after.append(replica)
+    rsp = call(edited, clusters, after)
+    assert sorted(_images(rsp).values()) == [OLD, OLD, NEW]
+    assert status(rsp)["replicas"]["updatedReady"] == 0
+    # Its own reconcile of the new template found the workload running and available.
+    for replica in after:
+        replica["status"][READY_TEMPLATE_FIELD] = replica["metadata"]["labels"][rolling.HASH_LABEL]
+    rsp = call(edited, clusters, after)
+    assert status(rsp)["replicas"]["updatedReady"] == 1
     assert sorted(_images(rsp).values()) == [OLD, NEW, NEW]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from modelplane.dev.fakes.base import Key, Obj, describe, get_path
 from modelplane.dev.fakes.kubernetes import NEVER_READY
+from modelplane.dev.loop.fakes import Flap
 from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import Reconciled, history_text
 from modelplane.planning import rolling
@@ -101,8 +102,11 @@ def three_replicas(converged: Fleets) -> tuple[ControlPlane, Key]:
     return plane, deployment
 
 
-def _roll(plane: ControlPlane, deployment: Key, image: str) -> tuple[list[str], list[int], Any]:
-    """Edit the image and converge; return the drops below the floor and Ready per pass."""
+def _roll(
+    plane: ControlPlane, deployment: Key, image: str, at_least: int = 0
+) -> tuple[list[str], list[int], Any]:
+    """Edit the image and converge (``at_least`` passes, say while a flap lasts); return
+    the drops below the floor and Ready per pass."""
     floor = REPLICAS - STRATEGY["maxUnavailable"]
     drops: list[str] = []
     timeline: list[int] = []
@@ -120,12 +124,12 @@ def _roll(plane: ControlPlane, deployment: Key, image: str) -> tuple[list[str], 
     plane.watchers.append(watch)
     _admissible(plane.edit(deployment, _set_image(image)))
     records = []
-    for _ in range(PASSES):
+    for _ in range(PASSES + at_least):
         record = plane.run_pass()
         records.append(record)
         mine = _own_replicas(plane, deployment)
         timeline.append(sum(1 for k in mine if _fresh_ready(plane, k)))
-        if record.quiet:
+        if record.quiet and len(records) >= at_least:
             break
     return drops, timeline, records
 
@@ -256,3 +260,38 @@ def test_scaling_down_during_a_rollout_finishes_with_the_new_count(
     )
     assert not drops, "\n".join(drops[:10]) + "\n" + outcome
     _all_run(plane, deployment, NEW_IMAGE, REPLICAS - 1, outcome)
+
+
+@pytest.mark.parametrize("image", [NEW_IMAGE, BAD_IMAGE])
+def test_a_ready_judged_on_the_old_template_does_not_let_the_next_replica_go(
+    three_replicas: tuple[ControlPlane, Key], image: str
+) -> None:
+    """The fleet's flap (issue 23), in its order: every replica's reconcile of its old
+    spec is under way when the deployment gives one of them the new template, and ends
+    after: Crossplane stamps that old Ready with the new generation, so the replica
+    reads Ready on the new template before its pods restart. The deployment then reads
+    it so for a few passes (its own reconcile of the new spec is slow to come round, or
+    its write not seen yet). Counted, its endpoint is composed and routed, and the next
+    replica goes down while it still does not run: with a bad image, one Ready of three.
+    """
+    plane, deployment = three_replicas
+    plane = plane.clone()
+    mine = _own_replicas(plane, deployment)
+    _admissible(plane.edit(deployment, _set_image(image)))
+    plane.race(mine, lambda: plane.reconcile(deployment))
+    first = [k for k in mine if _image(plane, k) == image]
+    assert len(first) == 1, [f"{describe(k)} {_image(plane, k)}" for k in mine]
+    assert _fresh_ready(plane, first[0]), "the race should leave an old Ready that reads current"
+    stale = plane.get(first[0])["status"]
+    lag = 4
+    plane.flap(first[0], Flap(put=(("status", stale),), passes=lag))
+    drops, timeline, records = _roll(plane, deployment, image, at_least=lag + 1)
+    outcome = f"Ready per pass {timeline}\n{plane.state(deployment)}\nhistory:\n" + (
+        history_text(records)
+    )
+    assert not drops, "\n".join(drops[:10]) + "\n" + outcome
+    if image == BAD_IMAGE:
+        images = sorted(_image(plane, k) for k in _own_replicas(plane, deployment))
+        assert images.count(BAD_IMAGE) == STRATEGY["maxUnavailable"], outcome
+    else:
+        _all_run(plane, deployment, image, REPLICAS, outcome)

@@ -88,6 +88,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     replica_pods.compose_collection(rsp, identity.name, namespace, cluster)
     verdict = workload.judge(composed, _observed(req, composed))
     _report(rsp, verdict, cluster.name, cache_note, replica_pods.unschedulable(req))
+    _publish_ready_template(rsp, identity, verdict)
     return kit.left_out(req, rsp, "what the workload plan no longer has")
 
 
@@ -281,6 +282,25 @@ def _containers(spec: Any, path: str = "") -> dict[str, dict[str, Any]]:
             else:
                 found.update(_containers(value, f"{path}/{key}"))
     return found
+
+
+def _publish_ready_template(
+    rsp: fnv1.RunFunctionResponse, identity: kit.Meta, verdict: workload.Verdict
+) -> None:
+    """Say which template this verdict of Ready was judged on: ``status.readyTemplateHash``.
+
+    Crossplane stamps the Ready condition with the ``metadata.generation`` of the replica
+    as its status write returns it, not as the function read it: when the deployment
+    gives the replica a new template while a reconcile of the old one is under way, the
+    old template's Ready is stamped with the new generation and reads as current. This
+    field is written in the same status write as what the function judged, from the
+    same copy of the replica (its template-hash label), and left out while the replica
+    is not Ready, so a rolling update counts a replica on a template only once a
+    reconcile of that template found its workload running and available.
+    """
+    template = identity.labels.get(api.TEMPLATE_HASH_LABEL)
+    if verdict.ready and template:
+        kit.set_status(rsp, {api.READY_TEMPLATE_FIELD: template})
 
 
 def _truth(status: object) -> bool | None:

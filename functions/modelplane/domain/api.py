@@ -37,3 +37,7 @@ GPU_TAINT = "nvidia.com/gpu"
 """The taint on every GPU node of a pool (``NoSchedule``); workload pods tolerate its key."""
 GPU_TAINT_VALUE = "present"
 """Workload pods tolerate the GPU taint's key with Exists, so its value only informs."""
+READY_TEMPLATE_FIELD = "readyTemplateHash"
+"""In a ModelReplica's status: the template hash of the spec it was last judged Ready on,
+written with that verdict (absent while not Ready). A rolling update counts a replica as
+Ready on its template only when this names it."""

@@ -270,6 +270,23 @@ class Spec(BaseModel):
     ] = {}
 
 
+class Status(BaseModel):
+    """
+    Crossplane's Synced and Ready conditions, plus ModelAccepted and ModelReady.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    ready_template_hash: Annotated[
+        str | None,
+        Field(
+            alias="readyTemplateHash",
+            description="The modelplane.ai/template-hash label of the spec this replica was last judged Ready on: written in the same status update as that verdict, and absent while the replica is not Ready. A rolling update counts a replica as Ready on a template only when this names it (the Ready condition's observedGeneration can name a newer spec than the one it was judged on).",
+        ),
+    ] = None
+
+
 class ModelReplica(BaseModel):
     """
     One serving instance of a ModelDeployment, placed on one InferenceCluster.
@@ -283,7 +300,7 @@ class ModelReplica(BaseModel):
     metadata: dict[str, Any] | None = None
     spec: Spec | None = None
     status: Annotated[
-        dict[str, Any] | None,
+        Status | None,
         Field(
             description="Crossplane's Synced and Ready conditions, plus ModelAccepted and ModelReady."
         ),

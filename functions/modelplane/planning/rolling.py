@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit
 from modelplane.domain import naming, objects, rollout
-from modelplane.domain.api import TEMPLATE_HASH_LABEL
+from modelplane.domain.api import READY_TEMPLATE_FIELD, TEMPLATE_HASH_LABEL
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.domain.scheduling.placement import PlacedReplica, Placement
 from modelplane.planning.fleet import FleetState
@@ -166,8 +166,8 @@ class Rolled:
         updated: Replicas on the current template; ``updated_ready`` of them Ready.
         progress: The ``Progressing`` condition.
         events: Normal events: replicas updated or retired this pass.
-        ready: The replicas Ready for the rollout: Ready of their current generation,
-            and not updated by this pass.
+        ready: The replicas Ready for the rollout: Ready on the template they carry
+            (:func:`ready_on_template`), and not updated by this pass.
     """
 
     placement: Placement
@@ -199,7 +199,7 @@ def roll(
     bounds = rollout.resolve(strategy, deployment.replicas)
     placed = {(p.cluster, p.index): p for p in placement.replicas}
     name = {key: naming.replica_name(deployment.name, *key) for key in placed}
-    ready = {name[key] for key in placed if name[key] in ready and fresh(state, key)}
+    ready = {name[key] for key in placed if name[key] in ready and ready_on_template(state, key)}
     hashes = {key: _hash_of(xr, state, key, p, current) for key, p in placed.items()}
     views = [
         rollout.Replica(
@@ -287,28 +287,53 @@ def _hash_of(
     return current if objects.covers(spec, replica_spec(xr, placed)) else ""
 
 
-def fresh(state: FleetState, key: Key) -> bool:
-    """Tell whether a replica's Ready condition speaks of its current spec.
+def ready_on_template(state: FleetState, key: Key) -> bool:
+    """Tell whether a replica's own object says it is Ready on the template it carries.
 
-    Crossplane stamps each condition of a composite with the ``metadata.generation`` it
-    observed; a replica just given a new template still shows the Ready of its old one
-    until its own reconcile, so that Ready counts for nothing (Deployment's rule too).
+    Read from one copy of the replica (the fleet's), never pieced together from two
+    reads that may be seconds apart. Its ``Ready`` must be True and speak of its current
+    spec (Crossplane stamps each condition with the ``metadata.generation`` it saw; a
+    replica just given a new template shows the old one's Ready until its own reconcile,
+    and counts for nothing then: Deployment's rule too). That stamp is not enough:
+    Crossplane takes it from the replica as its status write returns it, so a reconcile
+    of the old template that ends after the deployment wrote the new one stamps the old
+    template's Ready with the new generation. So a replica that carries a template hash
+    must also name it in ``status.readyTemplateHash``, which its function writes with the
+    verdict itself (see :mod:`modelplane.compose.model_replica`).
     """
     found = state.own.get(key)
     meta = _field(found, "metadata")
     status = _field(found, "status")
-    if meta is None or status is None or "generation" not in meta.fields:
-        return True
-    generation = meta.fields["generation"].number_value
-    for cond in (
-        status.fields["conditions"].list_value.values if "conditions" in status.fields else ()
-    ):
+    if found is None or meta is None or status is None:
+        return True  # nothing read of it here: the caller's Ready stands alone
+    ready = _ready_condition(status)
+    if ready is None or ready.get("status") != "True":
+        return False
+    generation = meta.fields["generation"].number_value if "generation" in meta.fields else None
+    seen = ready.get("observedGeneration")
+    if generation is not None and seen is not None and seen != generation:
+        return False
+    template = observed_hash(state, key)
+    if template is None:
+        return True  # from before rolling updates: no template to name
+    judged = status.fields.get(READY_TEMPLATE_FIELD)
+    return judged is not None and judged.string_value == template
+
+
+def _ready_condition(status: structpb.Struct) -> dict[str, Any] | None:
+    """The ``Ready`` condition of a status, as plain values; None without one."""
+    if "conditions" not in status.fields:
+        return None
+    for cond in status.fields["conditions"].list_value.values:
         fields = cond.struct_value.fields
-        if fields.get("type") is not None and fields["type"].string_value == "Ready":
-            if "observedGeneration" not in fields:
-                return True
-            return bool(fields["observedGeneration"].number_value == generation)
-    return True
+        if "type" in fields and fields["type"].string_value == "Ready":
+            return {k: _plain(v) for k, v in fields.items()}
+    return None
+
+
+def _plain(value: structpb.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    return getattr(value, kind) if kind in ("string_value", "number_value", "bool_value") else None
 
 
 def previous_condition(xr: Mapping[str, Any]) -> tuple[str, str, float] | None:

@@ -36,7 +36,12 @@ from google.protobuf import struct_pb2 as structpb
 from modelplane import kit, planning
 from modelplane.domain import cluster as cluster_domain
 from modelplane.domain import draining, naming
-from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
+from modelplane.domain.api import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    READY_TEMPLATE_FIELD,
+    TEMPLATE_HASH_LABEL,
+)
 from modelplane.domain.scheduling.fleet import CAPACITIES, Deployment
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.modeldeployment import ModelDeployment
@@ -89,8 +94,13 @@ class Replica:
     def observed(self, ready: bool) -> structpb.Struct:
         """The replica as the fleet read sees it, with its Ready condition (memoized)."""
         if self._observed is None or self._observed[0] != ready:
-            status = "True" if ready else "False"
-            doc = {**self.manifest, "status": {"conditions": [{"type": "Ready", "status": status}]}}
+            status: dict[str, Any] = {
+                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]
+            }
+            template = (self.manifest["metadata"].get("labels") or {}).get(TEMPLATE_HASH_LABEL)
+            if ready and template:  # as the ModelReplica function publishes with its verdict
+                status[READY_TEMPLATE_FIELD] = template
+            doc = {**self.manifest, "status": status}
             self._observed = (ready, as_struct(doc))
         return self._observed[1]
 

@@ -69,6 +69,7 @@ from modelplane.dev.fakes.base import (
     uid_of,
 )
 from modelplane.dev.fakes.kubernetes import manifest_of, pod_templates
+from modelplane.dev.loop.applies import Generations
 from modelplane.dev.loop.capacity import collection_pods, gpu_blocked
 from modelplane.dev.loop.nodes import (
     MEMBERSHIP_LABEL,
@@ -151,12 +152,14 @@ class Providers:
         self.installed: set[str] = set()
         # What happened to workload-cluster nodes, by (InferenceCluster, node) (modelplane.dev.loop.nodes).
         self.nodes: dict[tuple[str, str], NodeState] = {}
+        self.generations = Generations()  # workloads' generations, as provider-kubernetes applies
 
     def clone(self) -> Providers:
         """Return a copy that remembers the same."""
         out = Providers()
         out.installed = set(self.installed)
         out.nodes = dict(self.nodes)
+        out.generations = self.generations.clone()
         return out
 
     def observe(self, store: dict[Key, Obj], flaps: Mapping[Key, Flap]) -> None:
@@ -166,9 +169,10 @@ class Providers:
             store: Every object of the control plane, by key.
             flaps: The resources that misreport right now.
         """
+        self.generations.next_observe()
         for _ in range(4):  # what one reports can depend on what another reported
             changed = False
-            world = World(store, self.installed, self.nodes)
+            world = World(store, self.installed, self.nodes, self.generations)
             for key in sorted(store):
                 obj = store.get(key)
                 if obj is None or is_composite(obj) or not controller_uid(obj):
@@ -406,6 +410,9 @@ def _object(world: World, obj: Obj) -> Report:
             )
         applied["status"] = status
     ready, reason = kubernetes.readiness(obj, applied)
+    if world.generations is not None:  # what the real provider reports on the way there
+        answered = world.generations.report(obj, applied, lambda m: kubernetes.readiness(obj, m)[0])
+        ready = ready if answered is None else answered
     out = _synced({"manifest": applied}, ready=ready, reason=reason)
     return Report(out)
 

@@ -50,6 +50,7 @@ from modelplane.dev.fakes.base import Key, Obj, describe, key_of
 from modelplane.dev.loop import fakes
 from modelplane.dev.loop.apis import apis, deep_messages
 from modelplane.dev.loop.fakes import Flap
+from modelplane.dev.loop.generations import next_generation, stamp_generation
 from modelplane.dev.loop.records import (
     SETTLE_LIMIT,
     DeletionBlockedError,
@@ -357,6 +358,25 @@ class ControlPlane:
         ``frozen``: what it reads of the other objects (the store as an earlier moment
         saw it); None: the store now.
         """
+        return self._apply(*self._render(key, frozen))
+
+    def race(self, keys: Iterable[Key], during: Callable[[], object]) -> list[Reconciled]:
+        """Reconcile ``keys`` from the store as it is now, but write what they did only
+        after ``during`` ran (another composite's reconcile, say): a reconcile that was
+        under way while another wrote its spec.
+
+        Crossplane's reconciler then writes the status it computed from the old spec, and
+        stamps its Ready with the generation its status write returns: the new one
+        (:meth:`_write_composite` stamps the store's generation, as that write does).
+        """
+        rendered = [self._render(key, None) for key in keys]
+        during()
+        return [self._apply(*found) for found in rendered]
+
+    def _render(
+        self, key: Key, frozen: Mapping[Key, Obj] | None
+    ) -> tuple[Reconciled, engine.RenderOutput | None]:
+        """Run the reconciler over composite ``key``: what it would write, not written yet."""
         result = Reconciled(key)
         xr = self.get(key)
         api = apis()[key[1]]
@@ -381,6 +401,13 @@ class ControlPlane:
                 )
         except engine.EngineError as err:
             result.error = " ".join(str(err).split())
+            return result, None
+        return result, out
+
+    def _apply(self, result: Reconciled, out: engine.RenderOutput | None) -> Reconciled:
+        """Write what a reconcile did: its composed resources, its status, its deletions."""
+        key = result.key
+        if out is None:
             self._notify(result)
             return result
         result.events = [f"{e.type} {e.reason}: {e.message}" for e in out.events]
@@ -393,7 +420,7 @@ class ControlPlane:
                 refused.append(f"{describe(key_of(applied))}: " + "; ".join(problems))
                 continue
             result.applied.append(self._upsert(applied))
-        if out.composite:
+        if out.composite and key in self.store:
             self._write_composite(key, out.composite)
         if refused:
             message = "cannot apply composed resources: " + " | ".join(refused)
@@ -420,7 +447,7 @@ class ControlPlane:
         obj = copy.deepcopy(self.store[key])
         if "status" in rendered:
             obj["status"] = copy.deepcopy(rendered["status"])
-            _stamp_generation(obj)
+            stamp_generation(obj)
         crossplane = (rendered.get("spec") or {}).get("crossplane")
         if crossplane is not None:
             obj.setdefault("spec", {})["crossplane"] = copy.deepcopy(crossplane)
@@ -428,8 +455,8 @@ class ControlPlane:
         meta = obj.setdefault("metadata", {})
         for name in ("labels", "annotations"):
             added = rendered_meta.get(name) or {}
-            if added:
-                meta[name] = {**(meta.get(name) or {}), **added}
+            if added:  # the reconciler's own; one under way must not revert a newer write
+                meta[name] = {**added, **(meta.get(name) or {})}
         self.store[key] = obj
 
     def _unsynced(self, key: Key, message: str) -> None:
@@ -449,7 +476,7 @@ class ControlPlane:
         obj.pop("status", None)
         previous = self.store.get(key)
         if base.is_composite(obj):
-            meta["generation"] = _generation(previous, obj)
+            meta["generation"] = next_generation(previous, obj)
         if previous is None:
             self._stamp(meta)
         else:
@@ -553,38 +580,3 @@ class ControlPlane:
         """Describe composites (all by default), one per line."""
         chosen = list(keys) if keys is not None else self.composites()
         return "\n".join("  " + self.state(k) for k in chosen)
-
-
-SYSTEM_CONDITIONS = ("Ready", "Synced")
-
-
-def _stamp_generation(obj: dict[str, Any]) -> None:
-    """Stamp the reconciler's own conditions with the generation it reconciled.
-
-    Crossplane's composite reconciler marks Ready and Synced through its
-    ObservedGenerationPropagationManager (``observedGeneration: metadata.generation``);
-    the render engine's in-memory reconcile leaves the field out, so it is put here as
-    the real controller writes it.
-    """
-    generation = (obj.get("metadata") or {}).get("generation")
-    if generation is None:
-        return
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") in SYSTEM_CONDITIONS:
-            cond["observedGeneration"] = generation
-
-
-def _generation(previous: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> int:
-    """A composite's ``metadata.generation`` as the API server keeps it: +1 per spec change.
-
-    Crossplane stamps each condition with the generation it observed, so a composite's
-    Ready tells whether it speaks of the current spec (a rolling update relies on it).
-    """
-
-    def spec(o: Mapping[str, Any]) -> Any:
-        return {k: v for k, v in (o.get("spec") or {}).items() if k != "crossplane"}
-
-    if previous is None:
-        return 1
-    generation = int((previous.get("metadata") or {}).get("generation") or 1)
-    return generation + 1 if spec(previous) != spec(obj) else generation

@@ -23,6 +23,7 @@ from modelplane.dev.fakes.base import (
 )
 from modelplane.dev.fakes.helm import chart_of
 from modelplane.dev.fakes.kubernetes import NEVER_READY, manifest_of, pod_templates
+from modelplane.dev.loop.applies import Generations
 from modelplane.dev.loop.nodes import NodeState, cluster_nodes
 from modelplane.domain.api import POOL_LABEL
 
@@ -38,10 +39,12 @@ class World:
         store: Mapping[Key, Obj],
         installed: set[str],
         nodes: Mapping[tuple[str, str], NodeState] | None = None,
+        generations: Generations | None = None,
     ) -> None:
         self.store = store
         self.installed = installed
         self.nodes = nodes or {}
+        self.generations = generations
         self._clusters: dict[str, list[Obj]] | None = None
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Obj | None:
