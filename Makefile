@@ -89,9 +89,14 @@ demo: installed tools ## Reconcile the getting-started tour until it settles (fa
 render: installed tools ## Render an example once, offline: make render EXAMPLE=<dir or file> [FORMAT=tree].
 	@$(PY) -m modelplane.dev.render --$(FORMAT) $(EXAMPLE)
 
+# The suite runs on PYTEST_XDIST workers (pytest-xdist), each test file whole on one worker
+# so a file's module fixtures are built once; PYTEST_XDIST=0 runs it in this one process.
+PYTEST_XDIST ?= 2
+XDIST_ARGS = $(if $(filter 0,$(PYTEST_XDIST)),-p no:xdist,-n $(PYTEST_XDIST) --dist loadfile)
+
 .PHONY: test
-test: setup ## Run the test suite.
-	$(PY) -m pytest --ignore=tests/package $(PYTEST_ARGS)  # tests/package: make package-test
+test: setup ## Run the test suite (PYTEST_XDIST=0: without workers).
+	$(PY) -m pytest --ignore=tests/package $(XDIST_ARGS) $(PYTEST_ARGS)  # tests/package: make package-test
 
 .PHONY: lint
 lint: $(INSTALLED) ## ruff (lint and format check), mypy, and the import contracts (import-linter).

@@ -22,14 +22,7 @@ from modelplane.dev.loop.nodes import NodeState, node_name
 from modelplane.dev.loop.records import history_text
 
 from tests.loop.conftest import Fleets
-from tests.loop.test_admission_loop import (
-    TEAMS,
-    _charged,
-    _deployment,
-    _pending,
-    _replicas_of,
-    _team,
-)
+from tests.loop.racing import TEAMS, charged, pending, race_then_settle, replicas_of
 
 pytestmark = pytest.mark.loop
 
@@ -68,31 +61,10 @@ def test_racing_deployments_converge_on_the_nodes_that_publish_devices(
     assert (_published(plane)["nodes"], observed.get("nodes")) == (2, 2), plane.report()
     assert [g["nodes"] for g in observed["nodeDevices"] if not g["devices"]] == [1], observed
 
-    template = plane.get(_deployment(plane, "qwen-west"))
-    for team in TEAMS:
-        plane.put(_team(team, template))
-    keys = {t: _deployment(plane, t) for t in TEAMS}
-    order = [first, *(t for t in TEAMS if t != first)]
-    plane.reconcile_together([keys[t] for t in order])
-    raced = {
-        t: [str(get_path(plane.get(k), "spec.clusterName")) for k in _replicas_of(plane, keys[t])]
-        for t in TEAMS
-    }
-    assert raced == {t: [FREE] for t in TEAMS}, f"both should take the free node: {raced}"
-    records = plane.converge(PASSES)
-    story = f"\nhistory:\n{history_text(records)}\n{plane.report([keys[t] for t in TEAMS])}"
-    winner, loser = order
-    won = _replicas_of(plane, keys[winner])
-    assert len(won) == 1, f"{winner} should keep its replica: {story}"
-    assert plane.ready(won[0]), f"{winner}'s replica should run: {story}"
-    assert _replicas_of(plane, keys[loser]) == [], f"{loser} should have no replica left: {story}"
-    scheduled = plane.conditions(keys[loser]).get("ReplicasScheduled") or {}
-    assert (scheduled.get("status"), scheduled.get("reason")) == (
-        "False",
-        "InsufficientCapacity",
-    ), story
-    assert _charged(plane).get((FREE, _pool(plane)["name"])) == 1, story
-    assert _pending(plane) == [], story
+    race = race_then_settle(plane, first, FREE, PASSES)
+    keys, loser, story = race.keys, race.loser, race.story
+    assert charged(plane).get((FREE, _pool(plane)["name"])) == 1, story
+    assert pending(plane) == [], story
 
     # The driver publishes again: the loser finds the room and runs.
     plane.providers.nodes.clear()
@@ -101,7 +73,7 @@ def test_racing_deployments_converge_on_the_nodes_that_publish_devices(
         f"\n{FREE} publishes {_published(plane)}"
         f"\nhistory:\n{history_text(records)}\n{plane.report([keys[t] for t in TEAMS])}"
     )
-    back = _replicas_of(plane, keys[loser])
+    back = replicas_of(plane, keys[loser])
     assert len(back) == 1, story
     assert plane.ready(back[0]), story
-    assert _pending(plane) == [], story
+    assert pending(plane) == [], story

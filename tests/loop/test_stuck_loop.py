@@ -26,8 +26,8 @@ from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import history_text
 from modelplane.domain.api import POOL_LABEL
 
+from tests.loop import racing
 from tests.loop.conftest import Fleets
-from tests.loop.test_admission_loop import _deployment, _replicas_of, _team
 
 pytestmark = pytest.mark.loop
 
@@ -108,15 +108,15 @@ def test_a_stuck_replica_reports_the_scheduler_and_moves_after_the_grace(converg
     rival = plane.put(_rival(plane))
     plane.converge(2)
     assert plane.ready(rival), plane.state(rival)
-    deployment = _deployment(plane, "qwen-west")
-    plane.put(_team(TEAM, plane.get(deployment)))
-    team = _deployment(plane, TEAM)
+    deployment = racing.deployment(plane, "qwen-west")
+    plane.put(racing.team(TEAM, plane.get(deployment)))
+    team = racing.deployment(plane, TEAM)
     records = plane.converge(PASSES)
 
     def story() -> str:
         return f"\nhistory:\n{history_text(records)}\n{plane.report()}"
 
-    (stuck,) = _replicas_of(plane, team)
+    (stuck,) = racing.replicas_of(plane, team)
     assert get_path(plane.get(stuck), "spec.clusterName") == BUSY, story()
     ready = _model_ready(plane, stuck)
     assert (ready.get("status"), ready.get("reason")) == ("False", "Unschedulable"), story()
@@ -125,11 +125,11 @@ def test_a_stuck_replica_reports_the_scheduler_and_moves_after_the_grace(converg
 
     _grow(plane, "eks-us-west")  # room elsewhere, but the grace is not over: it stays
     records = plane.converge(PASSES)
-    assert _replicas_of(plane, team) == [stuck], story()
+    assert racing.replicas_of(plane, team) == [stuck], story()
 
     _age(plane, stuck, 301)  # the default grace (300 s) is over
     records = plane.converge(PASSES)
-    (moved,) = _replicas_of(plane, team)
+    (moved,) = racing.replicas_of(plane, team)
     assert moved != stuck, story()
     assert get_path(plane.get(moved), "spec.clusterName") == "eks-us-west", story()
     assert plane.ready(moved), story()
