@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from modelplane.dev import engine, render
@@ -20,8 +12,6 @@ from modelplane.dev.loop.apis import function_targets
 from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import PassRecord
 
-STARTUP_TIMEOUT_SECONDS = 120.0
-"""Generous: a loaded 2-core machine takes its time to import grpc and pydantic."""
 QUIESCE_LIMIT = 10
 """Passes a fleet gets to stop changing before flaps and edits start from it."""
 
@@ -37,45 +27,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(skip)
 
 
-def _server() -> list[str]:
-    script = Path(sys.executable).with_name("modelplane-function")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "modelplane"]
-
-
 SERVER_ENV = "MODELPLANE_LOOP_FUNCTIONS"
 """``host:port`` of a function server already running (e.g. with ``--debug``) to use instead."""
 
 
 @pytest.fixture(scope="session")
-def loop_functions() -> Iterator[dict[str, str]]:
-    """Serve every function from one ``modelplane-function all`` process for the session."""
+def loop_functions(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Every function, served by the session's one function server (``functions``)."""
     running = os.environ.get(SERVER_ENV)
     if running:
-        yield function_targets(running)
-        return
-    port = render.free_port()
-    address = f"127.0.0.1:{port}"
-    cmd = [*_server(), "all", "--insecure", "--address", address]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-        while True:
-            if proc.poll() is not None:
-                err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
-                pytest.fail(f"modelplane-function exited with {proc.returncode}: {err}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-                break
-            if time.monotonic() > deadline:
-                pytest.fail(f"modelplane-function did not listen on {address}")
-            time.sleep(0.1)
-        yield function_targets(address)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        return function_targets(running)
+    served: render.Functions = request.getfixturevalue("functions")
+    return function_targets(served.address)
 
 
 @dataclass
