@@ -314,8 +314,11 @@ def ready_on_template(state: FleetState, key: Key) -> bool:
     if generation is not None and seen is not None and seen != generation:
         return False
     template = observed_hash(state, key)
-    if template is None:
-        return True  # from before rolling updates: no template to name
+    if not template:
+        # No template named: a replica from before rolling updates, or a label that is not
+        # a hash we wrote (a string of ours). Its Ready stands on its conditions alone, so a
+        # replica that runs is never retired for an unreadable label.
+        return True
     judged = status.fields.get(READY_TEMPLATE_FIELD)
     return judged is not None and judged.string_value == template
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_for_any
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
@@ -47,6 +48,26 @@ RESTART_BACKOFF_SECONDS = (0.0, 0.5, 1.0, 2.0, 4.0)
 """The wait before starting a worker to replace the first, second, ... death of the
 last minute: the first is replaced at once, a crash loop is slowed down."""
 WORKER_DIED_MESSAGE = "the function's worker process exited while composing; nothing was composed"
+
+_LIFECYCLE = threading.Lock()
+"""Every start and reap of a worker process goes through this lock: multiprocessing is
+not thread-safe there. ``Process.start()`` polls every child started before
+(``multiprocessing.process._cleanup``), and under the fork server a poll reads a dead
+child's exit status off its sentinel, once: two threads polling one dead worker race, and
+the loser records 255 (what multiprocessing says when the fork server itself is gone)."""
+
+
+def _start(process: BaseProcess) -> None:
+    with _LIFECYCLE:
+        process.start()
+
+
+def _reap(process: BaseProcess, timeout: float | None = None) -> int | None:
+    """Wait up to ``timeout`` for a worker to end; its exit code, None while it runs."""
+    wait_for_any([process.sentinel], timeout)  # waits without reading the status
+    with _LIFECYCLE:
+        process.join(0)
+        return process.exitcode
 
 
 class ComputePool:
@@ -151,10 +172,9 @@ class ComputePool:
         for slot in slots:
             slot.send(worker.STOP)
         for slot in slots:
-            slot.process.join(WORKER_STOP_SECONDS)
-            if slot.process.is_alive():
+            if _reap(slot.process, WORKER_STOP_SECONDS) is None:
                 slot.process.kill()
-                slot.process.join()
+                _reap(slot.process)
             slot.conn.close()
         self._senders.shutdown(wait=False, cancel_futures=True)
 
@@ -169,7 +189,7 @@ class ComputePool:
         process = self._context.Process(
             target=worker.compute_main, args=args, name="modelplane-worker"
         )
-        process.start()
+        _start(process)
         theirs.close()
         if not ours.poll(WORKER_STARTUP_SECONDS):
             process.kill()
@@ -180,8 +200,8 @@ class ComputePool:
         except (EOFError, OSError):
             said = None
         if said != worker.READY:
-            process.join()
-            msg = str(said) if said else f"a worker process {_exit_reason(process.exitcode)}"
+            code = _reap(process)
+            msg = str(said) if said else f"a worker process {_exit_reason(code)}"
             raise PoolError(msg)
         slot = _Slot(process, ours)
         reader = threading.Thread(target=self._read, args=(slot,), daemon=True, name="results")
@@ -213,12 +233,12 @@ class ComputePool:
     def _replace(self, slot: _Slot) -> None:
         """Start a worker in place of one that died, after a back-off; give up (and stop
         the server) when workers keep dying."""
-        slot.process.join()
+        code = _reap(slot.process)
         with self._lock:
             if self._closing:
                 return
             self._slots.remove(slot)
-        why = f"worker {slot.process.pid} {_exit_reason(slot.process.exitcode)} {_doing(slot)}"
+        why = f"worker {slot.process.pid} {_exit_reason(code)} {_doing(slot)}"
         while True:
             delay = self._count_death()
             if delay is None:
