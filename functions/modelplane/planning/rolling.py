@@ -330,13 +330,8 @@ def _ready_condition(status: structpb.Struct) -> dict[str, Any] | None:
     for cond in status.fields["conditions"].list_value.values:
         fields = cond.struct_value.fields
         if "type" in fields and fields["type"].string_value == "Ready":
-            return {k: _plain(v) for k, v in fields.items()}
+            return kit.struct_to_dict(cond.struct_value)
     return None
-
-
-def _plain(value: structpb.Value) -> Any:
-    kind = value.WhichOneof("kind")
-    return getattr(value, kind) if kind in ("string_value", "number_value", "bool_value") else None
 
 
 def previous_condition(xr: Mapping[str, Any]) -> tuple[str, str, float] | None:
