@@ -15,7 +15,7 @@ from google.protobuf import struct_pb2 as structpb
 from modelplane import planning, registry, runtime
 from modelplane.dev import render
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     inference_cluster,
     model_deployment,
     other_replica,

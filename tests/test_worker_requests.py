@@ -13,7 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import planning, registry, runtime
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     inference_cluster,
     model_deployment,
     other_replica,

@@ -13,7 +13,7 @@ from modelplane import planning, registry
 from modelplane.domain import dra as cel
 from modelplane.runtime import callstats, worker
 
-from tests.compose.test_model_deployment import inference_cluster, model_deployment, other_replica
+from tests.compose.deployments import inference_cluster, model_deployment, other_replica
 from tests.requests import request
 
 

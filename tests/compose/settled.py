@@ -13,7 +13,7 @@ from modelplane import kit
 
 from tests import inprocess as loop
 from tests import setups
-from tests.compose.test_model_deployment import other_replica
+from tests.compose.deployments import other_replica
 from tests.inprocess import Doc, Observed, Store
 from tests.requests import request
 

@@ -16,8 +16,7 @@ from modelplane.domain.scheduling.fleet import ExistingReplica
 from modelplane.domain.scheduling.sharing import GANG
 from modelplane.planning import replicas as replica_reader
 
-from tests.compose.test_fleet_read import _deployment
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     call,
     events,
@@ -25,6 +24,7 @@ from tests.compose.test_model_deployment import (
     model_deployment,
     of_kind,
 )
+from tests.compose.test_fleet_read import _deployment
 from tests.requests import conditions
 
 OLDER, YOUNGER = "2026-12-01T10:00:00Z", "2026-12-01T10:00:03Z"

@@ -15,8 +15,8 @@ from modelplane.compose import cluster_capacity
 from modelplane.dev import schemas
 from modelplane.domain.scheduling.fleet import ObservedCapacity
 
+from tests.compose.deployments import inference_cluster
 from tests.compose.test_inference_cluster import CLASS, _cluster
-from tests.compose.test_model_deployment import inference_cluster
 from tests.domain.test_observed_capacity import node as any_node
 from tests.domain.test_observed_capacity import slice_
 from tests.requests import conditions, request

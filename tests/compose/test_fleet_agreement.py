@@ -17,8 +17,8 @@ from modelplane.planning import agreement
 from modelplane.planning import clusters as cluster_reader
 from modelplane.planning import replicas as replica_reader
 
+from tests.compose.deployments import inference_cluster
 from tests.compose.test_fleet_memo import _replica
-from tests.compose.test_model_deployment import inference_cluster
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ from typing import Any
 from google.protobuf import struct_pb2
 from modelplane import planning
 
+from tests.compose.deployments import inference_cluster, other_replica
 from tests.compose.test_fleet_read import _set
-from tests.compose.test_model_deployment import inference_cluster, other_replica
 
 Doc = dict[str, Any]
 

@@ -31,14 +31,14 @@ from modelplane.planning import lazy
 from modelplane.planning import memo as fleet_memo
 from modelplane.planning import replicas as replica_reader
 
-from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS, Mutation, _set
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     call,
     inference_cluster,
     model_deployment,
     other_replica,
 )
+from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS, Mutation, _set
 
 Doc = dict[str, Any]
 

@@ -18,9 +18,9 @@ from modelplane.planning import fields as fleet_fields
 from modelplane.planning import lazy
 from modelplane.planning import replicas as replica_reader
 
+from tests.compose.deployments import inference_cluster
 from tests.compose.test_fleet_memo import CLUSTERS, REPLICAS, _replica
 from tests.compose.test_fleet_read import _set
-from tests.compose.test_model_deployment import inference_cluster
 
 Doc = dict[str, Any]
 

@@ -22,7 +22,7 @@ from modelplane.domain import api, naming
 from modelplane.domain.scheduling.fleet import CacheFootprint, Fleet
 from modelplane.models.modeldeployment import ModelDeployment
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     NS,
     as_fleet,
     call,

@@ -10,8 +10,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import planning
 
-from tests.compose.test_inference_cluster import CLASS, _cluster, _run, _status
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     call,
     events,
@@ -20,6 +19,7 @@ from tests.compose.test_model_deployment import (
     member,
     model_deployment,
 )
+from tests.compose.test_inference_cluster import CLASS, _cluster, _run, _status
 from tests.requests import conditions
 
 # 2 nodes of 8 GPUs (46068Mi each), and a model whose pod claims 4 of them.

@@ -2,248 +2,36 @@
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import kit, planning, registry, runtime
+from modelplane import planning
 from modelplane.dev import render
 from modelplane.domain import api, naming
-from modelplane.domain.dra import Attribute
-from modelplane.models.modeldeployment import ModelDeployment
 from modelplane.planning import rolling
 
-from tests.requests import conditions, request
-
-API = "modelplane.ai/v1alpha1"
-NS = "ml-team"
-GATEWAY = "203.0.113.10"
-
-
-# --- builders ----------------------------------------------------------------------------
-
-
-def gpu_device(memory: str = "23034Mi", count: int = 1, claim: str = "DRA") -> dict[str, Any]:
-    """An NVIDIA GPU entry as a class declares it (and a cluster's status copies it)."""
-    device: dict[str, Any] = {
-        "name": "gpu",
-        "claim": claim,
-        "driver": "gpu.nvidia.com",
-        "count": count,
-        "attributes": {"architecture": {"string": "Ada Lovelace"}},
-        "capacity": {"memory": {"value": memory}},
-    }
-    if claim == "DRA":
-        device["deviceClassName"] = "gpu.nvidia.com"
-    return device
-
-
-def efa_device(count: int = 16) -> dict[str, Any]:
-    """The docs' EFA entry."""
-    return {
-        "name": "efa",
-        "claim": "DRA",
-        "driver": "dra.net",
-        "deviceClassName": "efa.networking.k8s.aws",
-        "count": count,
-    }
-
-
-def inference_cluster(
-    name: str,
-    pools: Sequence[tuple[str, int, Sequence[Mapping[str, Any]]]] = (("gpu-l4", 1, ()),),
-    *,
-    labels: Mapping[str, str] | None = None,
-    ready: bool = True,
-    gateway: str = GATEWAY,
-    taints: Sequence[Mapping[str, str]] = (),
-) -> dict[str, Any]:
-    """An InferenceCluster with the status the scheduler reads (an L4 pool by default)."""
-    status: dict[str, Any] = {
-        "gpuPools": [
-            {"name": p, "nodes": n, "devices": [dict(d) for d in devices] or [gpu_device()]}
-            for p, n, devices in pools
-        ],
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-    }
-    if gateway:
-        status["gateway"] = {"address": gateway}
-    spec: dict[str, Any] = {"cluster": {"source": "EKS", "eks": {"region": "us-east-1"}}}
-    if taints:
-        spec["taints"] = [dict(t) for t in taints]
-    return {
-        "apiVersion": API,
-        "kind": "InferenceCluster",
-        "metadata": {"name": name, "labels": dict(labels or {})},
-        "spec": spec,
-        "status": status,
-    }
-
-
-def member(
-    role: str = "Standalone", *, memory: str = "20Gi", count: int = 1, **extra: Any
-) -> dict[str, Any]:
-    """A member asking for ``count`` GPUs of at least ``memory`` (no request when memory is '')."""
-    out: dict[str, Any] = {
-        "role": role,
-        "template": {
-            "spec": {"containers": [{"name": "engine", "image": "vllm/vllm-openai:v0.23.0"}]}
-        },
-        **extra,
-    }
-    if memory:
-        cel = f'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("{memory}")) >= 0\n'
-        out["nodeSelector"] = {
-            "devices": [{"name": "gpu", "count": count, "selectors": [{"cel": cel}]}]
-        }
-    return out
-
-
-def model_deployment(
-    name: str = "qwen-demo",
-    replicas: int = 1,
-    *,
-    engines: Sequence[Mapping[str, Any]] | None = None,
-    selector: Mapping[str, str] | None = None,
-    cache: str | None = None,
-    tolerations: Sequence[Mapping[str, str]] | None = None,
-    labels: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """A ModelDeployment (the getting-started one by default)."""
-    spec: dict[str, Any] = {
-        "engines": [dict(e) for e in engines or [{"name": "qwen", "members": [member()]}]]
-    }
-    if selector:
-        spec["clusterSelector"] = {"matchLabels": dict(selector)}
-    if cache:
-        spec["modelCacheRef"] = {"name": cache}
-    if tolerations:
-        spec["tolerations"] = [dict(t) for t in tolerations]
-    template: dict[str, Any] = {"spec": spec}
-    if labels:
-        template["metadata"] = {"labels": dict(labels)}
-    return {
-        "apiVersion": API,
-        "kind": "ModelDeployment",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"replicas": replicas, "template": template},
-    }
-
-
-def model_cache(name: str, selector: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A ModelCache, staged where its selector says."""
-    spec: dict[str, Any] = {
-        "source": "HuggingFace",
-        "huggingFace": {"repo": "Qwen/Qwen3", "sizeGiB": 100},
-    }
-    if selector:
-        spec["clusterSelector"] = {"matchLabels": dict(selector)}
-    return {
-        "apiVersion": API,
-        "kind": "ModelCache",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": spec,
-    }
-
-
-def other_replica(
-    deployment: str, cluster: str, pool: str, *, namespace: str = "other-team"
-) -> dict[str, Any]:
-    """Another deployment's one-GPU replica, charging one node of ``pool``."""
-    return {
-        "apiVersion": API,
-        "kind": "ModelReplica",
-        "metadata": {
-            "name": naming.replica_name(deployment, cluster, 0),
-            "namespace": namespace,
-            "labels": {
-                api.DEPLOYMENT_LABEL: deployment,
-                api.CLUSTER_LABEL: cluster,
-                api.INDEX_LABEL: "0",
-            },
-        },
-        "spec": {
-            "clusterName": cluster,
-            "engines": [
-                {
-                    "name": "e",
-                    "members": [
-                        {
-                            "role": "Standalone",
-                            "nodePoolName": pool,
-                            "deviceRequests": [
-                                {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}
-                            ],
-                            "template": {"spec": {"containers": [{"name": "engine"}]}},
-                        }
-                    ],
-                }
-            ],
-        },
-    }
-
-
-def call(
-    xr: Mapping[str, Any],
-    clusters: Sequence[Mapping[str, Any]] = (),
-    replicas: Sequence[Mapping[str, Any]] = (),
-    *,
-    caches: Sequence[Mapping[str, Any]] | None = None,
-    observed: Mapping[str, Mapping[str, Any]] | None = None,
-    answered: bool = True,
-) -> fnv1.RunFunctionResponse:
-    """Run the function as Crossplane's second call does, with the fleet answered."""
-    required: dict[str, Sequence[Mapping[str, Any]]] = {}
-    if answered:
-        required = {planning.CLUSTERS: clusters, planning.REPLICAS: replicas}
-        if caches is not None:
-            required[planning.CACHE] = caches
-    req = request(xr, observed=observed, required=required)
-    for name in required:
-        req.required_resources[name].SetInParent()  # answered, even when empty
-    return runtime.run(req, registry.COMPOSERS)
-
-
-def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
-    return {k: kit.struct_to_dict(v.resource) for k, v in rsp.desired.resources.items()}
-
-
-def of_kind(rsp: fnv1.RunFunctionResponse, kind: str) -> dict[str, dict[str, Any]]:
-    return {k: v for k, v in desired(rsp).items() if v["kind"] == kind}
-
-
-def status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    return dict(kit.struct_to_dict(rsp.desired.composite.resource).get("status", {}))
-
-
-def events(rsp: fnv1.RunFunctionResponse, severity: int = fnv1.SEVERITY_WARNING) -> list[str]:
-    return [r.message for r in rsp.results if r.severity == severity]
-
-
-def as_fleet(rsp: fnv1.RunFunctionResponse, *, ready: bool = False) -> list[dict[str, Any]]:
-    """The composed ModelReplicas as they then exist in the fleet (optionally Ready)."""
-    out = []
-    for composed in of_kind(rsp, "ModelReplica").values():
-        replica = copy.deepcopy(composed)
-        if ready:
-            replica["status"] = ready_status(replica)
-        out.append(replica)
-    return out
-
-
-def ready_status(replica: Mapping[str, Any]) -> dict[str, Any]:
-    """The status of a Ready replica as its function writes it: Ready, and the template
-    hash it was judged Ready on (its label's), when it carries one."""
-    status: dict[str, Any] = {"conditions": [{"type": "Ready", "status": "True"}]}
-    template = ((replica.get("metadata") or {}).get("labels") or {}).get(api.TEMPLATE_HASH_LABEL)
-    if template:
-        status[api.READY_TEMPLATE_FIELD] = template
-    return status
-
+from tests.compose.deployments import (
+    API,
+    GATEWAY,
+    NS,
+    as_fleet,
+    call,
+    desired,
+    efa_device,
+    events,
+    gpu_device,
+    inference_cluster,
+    member,
+    model_cache,
+    model_deployment,
+    of_kind,
+    other_replica,
+    status,
+)
+from tests.requests import conditions
 
 # --- requirements ----------------------------------------------------------------------------
 
@@ -810,139 +598,3 @@ def test_rendered_by_crank(
     results = [d.get("message", "") for d in out if d.get("kind") == "Event"]
     if event is not None:
         assert any(event in message for message in results), results
-
-
-# --- reading the fleet -------------------------------------------------------------------------
-
-
-def _fleet_replica(
-    engines: list[dict[str, Any]], labels: dict[str, str] | None = None
-) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "r", "namespace": NS, "labels": labels or {api.INDEX_LABEL: "2"}},
-        "spec": {"clusterName": "a", "engines": engines},
-    }
-
-
-def _fleet_member(role: str, claims: bool, **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": role, "nodePoolName": "p", **extra}
-    if claims:
-        out["deviceRequests"] = [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]
-    return out
-
-
-@pytest.mark.parametrize(
-    ("engines", "want"),
-    [
-        pytest.param(
-            [{"name": "e", "members": [_fleet_member("Standalone", True)]}],
-            [("e", "p", 1)],
-            id="standalone",
-        ),
-        pytest.param(
-            [{"name": "e", "copies": 3, "members": [_fleet_member("Standalone", True)]}],
-            [("e", "p", 3)],
-            id="copies",
-        ),
-        pytest.param(
-            [
-                {
-                    "name": "g",
-                    "copies": 2,
-                    "members": [
-                        _fleet_member("Leader", False),
-                        _fleet_member("Worker", True, worker={"nodes": 3}),
-                    ],
-                }
-            ],
-            [("g", "p", 6)],
-            id="gang-leader-claims-nothing",
-        ),
-        pytest.param(
-            [{"name": "e", "members": [_fleet_member("Standalone", False)]}],
-            [("e", "p", 0)],
-            id="no-claims",
-        ),
-    ],
-)
-def test_read_replica_charges(
-    engines: list[dict[str, Any]], want: list[tuple[str, str, int]]
-) -> None:
-    replica = planning.read_replica(planning.as_struct(_fleet_replica(engines)))
-    assert replica is not None
-    assert [(e.name, e.pool, e.nodes) for e in replica.engines] == want
-    assert (replica.cluster, replica.index, replica.namespace) == ("a", 2, NS)
-
-
-def test_replica_without_index_is_nobody_s() -> None:
-    dep = planning.read_deployment(
-        ModelDeployment.model_validate(model_deployment()), model_deployment()
-    )
-    obj = _fleet_replica(
-        [{"name": "qwen", "members": [_fleet_member("Standalone", True)]}],
-        {api.DEPLOYMENT_LABEL: "qwen-demo", api.INDEX_LABEL: "first"},
-    )
-    state = planning.read_fleet([], [planning.as_struct(obj)], dep)
-    (replica,) = state.fleet.replicas
-    assert (replica.deployment, replica.namespace) == ("", "")
-    assert state.own == {}
-
-
-@pytest.mark.parametrize(
-    ("status", "pools"),
-    [
-        pytest.param({}, None, id="not-published-yet"),
-        pytest.param({"gpuPools": []}, (), id="published-none"),
-        pytest.param(
-            {"gpuPools": [{"name": "p", "nodes": 2}]}, (("p", 2, 0),), id="pool-without-devices"
-        ),
-    ],
-)
-def test_read_cluster_pools(
-    status: dict[str, Any], pools: tuple[tuple[str, int, int], ...] | None
-) -> None:
-    obj = {
-        "metadata": {"name": "c"},
-        "spec": {
-            "taints": [{"key": "k", "effect": "NoExecute"}, {"key": "x", "effect": "Sideways"}]
-        },
-        "status": status,
-    }
-    found = planning.read_cluster(planning.as_struct(obj))
-    assert found is not None
-    got = (
-        None
-        if found.pools is None
-        else tuple((p.name, p.nodes, len(p.devices)) for p in found.pools)
-    )
-    assert got == pools
-    assert [str(t) for t in found.taints] == ["k:NoExecute"]
-
-
-def test_read_cluster_devices() -> None:
-    device = {
-        **gpu_device("81559Mi", 8),
-        "attributes": {
-            "architecture": {"string": "Hopper"},
-            "cudaComputeCapability": {"version": "9.0.0"},
-            "nvlink": {"bool": True},
-            "numa": {"int": 2},
-        },
-    }
-    found = planning.read_cluster(planning.as_struct(inference_cluster("c", [("p", 1, [device])])))
-    assert found is not None
-    assert found.pools is not None
-    (entry,) = found.pools[0].devices
-    assert (entry.name, entry.count, entry.claim, entry.device_class_name) == (
-        "gpu",
-        8,
-        "DRA",
-        "gpu.nvidia.com",
-    )
-    assert dict(entry.device.attributes) == {
-        "gpu.nvidia.com/architecture": Attribute("string", "Hopper"),
-        "gpu.nvidia.com/cudaComputeCapability": Attribute("version", "9.0.0"),
-        "gpu.nvidia.com/nvlink": Attribute("bool", True),
-        "gpu.nvidia.com/numa": Attribute("int", 2),
-    }
-    assert dict(entry.device.capacity) == {"gpu.nvidia.com/memory": "81559Mi"}

@@ -12,7 +12,7 @@ from modelplane.domain import rollout
 from modelplane.domain.api import CLUSTER_LABEL, INDEX_LABEL, READY_TEMPLATE_FIELD
 from modelplane.planning import rolling
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     events,
     inference_cluster,
@@ -21,7 +21,7 @@ from tests.compose.test_model_deployment import (
     ready_status,
     status,
 )
-from tests.compose.test_model_deployment import call as call_function
+from tests.compose.deployments import call as call_function
 from tests.requests import conditions
 
 OLD, NEW, BAD = "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.24.0", "vllm/vllm-openai:broken"

@@ -14,14 +14,14 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import planning, registry, runtime
 from modelplane.planning import wire
 
-from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     call,
     inference_cluster,
     model_deployment,
     other_replica,
 )
+from tests.compose.test_fleet_read import BAD_CLUSTERS, BAD_REPLICAS
 from tests.requests import request
 
 Doc = dict[str, Any]

@@ -13,7 +13,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.domain import dra as cel
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     call,
     gpu_device,
     inference_cluster,

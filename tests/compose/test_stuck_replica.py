@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from modelplane.planning import rolling
 
+from tests.compose.deployments import call, events, model_deployment
 from tests.compose.test_admission import ONE_NODE, YOUNGER, _clusters, _placed_on_c1
-from tests.compose.test_model_deployment import call, events, model_deployment
 from tests.requests import conditions
 
 SINCE = "2026-12-01T10:00:10Z"

@@ -7,7 +7,7 @@ import copy
 
 from modelplane.domain import api
 
-from tests.compose.test_model_deployment import (
+from tests.compose.deployments import (
     as_fleet,
     call,
     events,
