@@ -16,7 +16,7 @@ from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import Reconciled, history_text
 
 from tests.loop.conftest import Converged, Fleets
-from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
+from tests.loop.contract import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
 from tests.loop.test_rollout import _fresh_ready
 
 FLEET = "getting-started"

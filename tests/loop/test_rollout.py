@@ -21,7 +21,7 @@ from modelplane.dev.loop.records import Reconciled, history_text
 from modelplane.planning import rolling
 
 from tests.loop.conftest import Converged, Fleets
-from tests.loop.test_loop import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
+from tests.loop.contract import DEPLOYMENT, _admissible, _kind, _located, _own_replicas
 
 FLEET = "getting-started"
 CLUSTER = _kind("InferenceCluster", name="eks-us-east")
