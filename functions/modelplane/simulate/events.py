@@ -7,10 +7,10 @@ it does in one line (``describe``), for the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane import kit
 from modelplane.domain import taints
 
 
@@ -22,7 +22,7 @@ class Apply:
 
     def describe(self) -> str:
         """Say what is applied."""
-        return "apply " + ", ".join(f"{d['kind']} {ref(d)}" for d in self.documents)
+        return "apply " + ", ".join(f"{d['kind']} {kit.ref(d)}" for d in self.documents)
 
 
 @dataclass(frozen=True)
@@ -225,10 +225,3 @@ Event = (
     | RestoreNodes
     | Race
 )
-
-
-def ref(doc: Mapping[str, Any]) -> str:
-    """Name a document: ``namespace/name``, or ``name`` for a cluster-scoped one."""
-    meta = doc.get("metadata") or {}
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
