@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from modelplane.domain import teardown
+from modelplane.domain.clouds import common
 from modelplane.domain.gating import Step
 
 from tests.compose.test_golden import GOLDEN
@@ -105,7 +106,7 @@ def test_every_cloud_orders_its_cluster(golden: str, pairs: set[tuple[str, str]]
 
 def test_without_a_cluster_nothing_is_ordered() -> None:
     manifests = _golden_manifests("ekscluster")
-    del manifests[teardown.CLUSTER_KEY]
+    del manifests[common.CLUSTER_KEY]
     assert teardown.cloud_edges(manifests) == []
 
 

@@ -11,7 +11,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.domain.clouds import aks
+from modelplane.domain.clouds import aks, common
 from modelplane.models.akscluster import AKSCluster
 
 SHAPE = _clouds.Shape(
@@ -29,7 +29,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     if cluster is None:
         return kit.Released.NOTHING
     _clouds.compose_all(req, rsp, aks.resources(cluster), ())
-    ready = kit.is_ready(kit.observed(req, aks.CLUSTER_KEY))
+    ready = kit.is_ready(kit.observed(req, common.CLUSTER_KEY))
     kit.set_status(rsp, aks.status(cluster, ready))
     kit.keep_status(req, rsp, "kubeconfigSecretRef")
     _clouds.kubeconfig_condition(rsp, ready, "the AKS cluster")

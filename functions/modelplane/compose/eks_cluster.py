@@ -65,7 +65,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
 
 def _efa_groups(req: fnv1.RunFunctionRequest, cluster: common.CloudCluster) -> eks.EfaGroups:
     """Return the security groups EFA pools join, as far as AWS has reported them."""
-    plane = common.at_provider(kit.observed(req, eks.CLUSTER_KEY)).get("vpcConfig")
+    plane = common.at_provider(kit.observed(req, common.CLUSTER_KEY)).get("vpcConfig")
     cluster_group = plane.get("clusterSecurityGroupId") if isinstance(plane, dict) else None
     efa_group = common.at_provider(kit.observed(req, eks.EFA_SECURITY_GROUP_KEY)).get("id")
     running_without = frozenset(
@@ -111,7 +111,7 @@ def _conditions(
 ) -> None:
     if has_kubeconfig:
         kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    elif kit.is_ready(kit.observed(req, eks.CLUSTER_KEY)):
+    elif kit.is_ready(kit.observed(req, common.CLUSTER_KEY)):
         kit.set_condition(
             rsp, "KubeconfigReady", False, "WaitingForClusterAuth", "waiting for the ClusterAuth"
         )
@@ -119,7 +119,7 @@ def _conditions(
         kit.set_condition(
             rsp, "KubeconfigReady", False, "WaitingForCluster", "waiting for the EKS cluster"
         )
-    if kit.is_ready(kit.observed(req, eks.STORAGE_CLASS_KEY)):
+    if kit.is_ready(kit.observed(req, common.STORAGE_CLASS_KEY)):
         kit.set_condition(rsp, "CacheReady", True, "Available", f"StorageClass {eks.STORAGE_CLASS}")
     elif not has_kubeconfig:
         kit.set_condition(rsp, "CacheReady", False, "WaitingForKubeconfig", "no kubeconfig yet")

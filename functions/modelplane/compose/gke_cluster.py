@@ -48,7 +48,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     if account.get("email") and account.get("project"):
         manifests.update(gke.iam_member(cluster, account["email"], account["project"]))
     status: dict[str, Any] = {"cache": {"storageClassName": gke.STORAGE_CLASS}}
-    cluster_ready = kit.is_ready(kit.observed(req, gke.CLUSTER_KEY))
+    cluster_ready = kit.is_ready(kit.observed(req, common.CLUSTER_KEY))
     key_ready = kit.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
     if cluster_ready:
         secret = gke.kubeconfig_secret(cluster)
@@ -86,7 +86,7 @@ def _conditions(
         kit.set_condition(
             rsp, "IdentityReady", False, "WaitingForKey", "waiting for the service account key"
         )
-    if kit.is_ready(kit.observed(req, gke.STORAGE_CLASS_KEY)):
+    if kit.is_ready(kit.observed(req, common.STORAGE_CLASS_KEY)):
         kit.set_condition(rsp, "CacheReady", True, "Available", f"StorageClass {gke.STORAGE_CLASS}")
     elif not (cluster_ready and key_ready):
         kit.set_condition(

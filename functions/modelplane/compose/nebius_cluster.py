@@ -50,7 +50,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     identity = nebius.identity(found[0] if found else None, cluster.namespace)
     cache_gib = _count(kit.field(xr, "spec", "cache", "sizeGiB"), CACHE_GIB)
     manifests = nebius.resources(cluster, cache_gib)
-    observed = kit.observed(req, nebius.CLUSTER_KEY)
+    observed = kit.observed(req, common.CLUSTER_KEY)
     server, ca = nebius.endpoint(observed)
     if kit.is_ready(observed) and server:
         manifests.update(nebius.access_resources(cluster, server, ca, identity))
@@ -61,7 +61,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     if kit.observed(req, nebius.KUBECONFIG_SECRET_KEY) is not None:
         secret = nebius.kubeconfig_secret(cluster)
         status["kubeconfigSecretRef"] = common.kubeconfig_ref(
-            secret, cluster.namespace, nebius.KUBECONFIG_KEY
+            secret, cluster.namespace, common.KUBECONFIG_KEY
         )
     if identity is not None:
         status["identitySecretRef"] = {k: identity[k] for k in ("name", "namespace", "key", "type")}
@@ -90,7 +90,7 @@ def _conditions(
 ) -> None:
     if kit.observed(req, nebius.KUBECONFIG_SECRET_KEY) is not None:
         kit.set_condition(rsp, "KubeconfigReady", True, "Available", "kubeconfig Secret written")
-    elif kit.is_ready(kit.observed(req, nebius.CLUSTER_KEY)) and not has_endpoint:
+    elif kit.is_ready(kit.observed(req, common.CLUSTER_KEY)) and not has_endpoint:
         kit.set_condition(
             rsp,
             "KubeconfigReady",
@@ -112,7 +112,7 @@ def _conditions(
             "WaitingForCredentials",
             f"Nebius {config.kind} {config.name} is missing or reads no credentials Secret",
         )
-    if kit.is_ready(kit.observed(req, nebius.STORAGE_CLASS_KEY)):
+    if kit.is_ready(kit.observed(req, common.STORAGE_CLASS_KEY)):
         message = f"StorageClass {nebius.STORAGE_CLASS}"
         kit.set_condition(rsp, "CacheReady", True, "Available", message)
     else:

@@ -14,7 +14,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.compose import _clouds
-from modelplane.domain.clouds import vultr
+from modelplane.domain.clouds import common, vultr
 from modelplane.models.vultrcluster import VultrCluster
 
 SHAPE = _clouds.Shape(machine="plan", system_machine=vultr.SYSTEM_PLAN)
@@ -26,7 +26,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     cluster = _clouds.read(rsp, kit.composite(req), VultrCluster, SHAPE)
     if cluster is None:
         return kit.Released.NOTHING
-    ready = kit.is_ready(kit.observed(req, vultr.CLUSTER_KEY))
+    ready = kit.is_ready(kit.observed(req, common.CLUSTER_KEY))
     manifests = vultr.resources(cluster)
     if ready:
         manifests.update(vultr.workload_resources(cluster))

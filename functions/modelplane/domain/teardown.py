@@ -33,14 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.domain import api
+from modelplane.domain.clouds.common import CLUSTER_KEY
 from modelplane.domain.gating import Step
 from modelplane.domain.workload import names
 
 KEY_PREFIX = "order-"
 """Composed-resource keys of the ordering Usages start with this."""
-
-CLUSTER_KEY = "cluster"
-"""The key every cloud composite composes its Kubernetes cluster under."""
 
 WORKLOAD_GROUPS = frozenset({"kubernetes.m.crossplane.io", "helm.m.crossplane.io"})
 """Groups of what reaches the workload cluster through a provider config."""

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
+    CLUSTER_KEY,
     GPU_TAINT_SPEC,
     INFINIBAND,
     CloudCluster,
@@ -32,20 +33,20 @@ from modelplane.domain.clouds.common import (
     scaling,
     system_node_labels,
 )
+from modelplane.domain.stack_objects import AKS_STORAGE_CLASS
 
 AZURE = "azure.m.upbound.io/v1beta1"
 NETWORK = "network.azure.m.upbound.io/v1beta1"
 CONTAINER = "containerservice.azure.m.upbound.io/v1beta1"
 # The azure provider publishes kube_config_raw under this connection-secret key.
 KUBECONFIG_KEY = "kubeconfig"
-STORAGE_CLASS = "modelplane-rwx-fs"  # the ServingStack composes it on AKS
+STORAGE_CLASS = AKS_STORAGE_CLASS  # the ServingStack composes it on AKS
 SYSTEM_POOL = "mpsystem"
 """The system pool's name when the spec declares none (a GPU pool may be named system)."""
 SYSTEM_VM_SIZE = "Standard_D4s_v5"
 FABRIC_LABEL = "modelplane.ai/fabric"
 ADDRESS_SPACE = "10.224.0.0/12"
 SUBNET_PREFIX = "10.224.0.0/16"
-CLUSTER_KEY = "cluster"
 
 
 def kubeconfig_secret(name: str) -> str:

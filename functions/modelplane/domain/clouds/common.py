@@ -21,6 +21,12 @@ GPU_TAINT_SPEC = taints.spelled(GPU_TAINT, taints.NO_SCHEDULE, GPU_TAINT_VALUE)
 ROLE_LABEL = "modelplane.ai/role"
 """Labels each composed resource with its role, so siblings select it among the composite's."""
 KUBECONFIG_KEY = "kubeconfig"
+# Composed keys every cloud composite uses alike: its adapter and teardown read them back.
+CLUSTER_KEY = "cluster"
+"""The key every cloud composite composes its Kubernetes cluster under."""
+PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
+HELM_CONFIG_KEY = "helm-provider-config"
+STORAGE_CLASS_KEY = "storage-class"
 KUBERNETES = api.KUBERNETES_OBJECT
 HELM = api.HELM
 
@@ -279,8 +285,10 @@ def provider_configs(
         }
     out: dict[str, dict[str, Any]] = {}
     for family in families:
-        short = "helm" if family == HELM else "kubernetes"
-        out[f"{short}-provider-config"] = {
+        short, key = (
+            ("helm", HELM_CONFIG_KEY) if family == HELM else ("kubernetes", PROVIDER_CONFIG_KEY)
+        )
+        out[key] = {
             "apiVersion": family,
             "kind": "ProviderConfig",
             "metadata": {

@@ -65,6 +65,9 @@ from modelplane.domain.clouds.aws import (
 from modelplane.domain.clouds.common import (
     EFA,
     HELM,
+    HELM_CONFIG_KEY,
+    PROVIDER_CONFIG_KEY,
+    STORAGE_CLASS_KEY,
     CloudCluster,
     GpuPool,
     autoscales,
@@ -108,12 +111,8 @@ EFS_CSI_ACCOUNTS = {"controller": "efs-csi-controller-sa", "node": "efs-csi-node
 """The EFS CSI driver add-on's service accounts (kube-system), each given its role."""
 NFS_PORT = 2049
 # Composed keys the adapter reads back from observed state.
-CLUSTER_KEY = "cluster"
 AUTH_KEY = "cluster-auth"
 FILE_SYSTEM_KEY = "efs"
-STORAGE_CLASS_KEY = "storage-class"
-PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
-HELM_CONFIG_KEY = "helm-provider-config"
 AUTOSCALER_KEY = "cluster-autoscaler"
 # What :func:`workload_resources` composes: it waits for the kubeconfig (and EFS).
 WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, HELM_CONFIG_KEY, STORAGE_CLASS_KEY, AUTOSCALER_KEY)

@@ -32,6 +32,8 @@ from typing import Any
 
 from modelplane.domain.clouds.common import (
     POOL_LABEL,
+    PROVIDER_CONFIG_KEY,
+    STORAGE_CLASS_KEY,
     CloudCluster,
     GpuPool,
     gpu_taint,
@@ -64,12 +66,9 @@ CONTAINER_ADMIN = "roles/container.admin"
 IDENTITY_KEY = "private_key"
 """The key of the service account key's connection Secret that holds the JSON credential."""
 # Composed keys the adapter reads back from observed state.
-CLUSTER_KEY = "cluster"
 ACCOUNT_KEY = "service-account"
 ACCOUNT_KEY_KEY = "service-account-key"
 IAM_KEY = "iam-container-admin"
-PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
-STORAGE_CLASS_KEY = "storage-class"
 # What :func:`iam_member` composes: it waits for GCP to report the account.
 IAM_KEYS = (IAM_KEY,)
 # What :func:`workload_resources` composes: it waits for the kubeconfig and the key.

@@ -38,7 +38,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
+    CLUSTER_KEY,
     INFINIBAND,
+    KUBECONFIG_KEY,
+    PROVIDER_CONFIG_KEY,
+    STORAGE_CLASS_KEY,
     CloudCluster,
     GpuPool,
     autoscales,
@@ -74,13 +78,9 @@ CSI_DATA_DIR = f"{MOUNT_PATH}/csi-mounted-fs-path-data/"
 CSI_PROVISIONER = "mounted-fs-path.csi.nebius.ai"
 STORAGE_CLASS = "modelplane-rwx-fs"
 IDENTITY_TYPE = "NebiusServiceAccountCredentials"
-KUBECONFIG_KEY = "kubeconfig"
 USER_DATA_KEY = "userData"
 # Composed keys the adapter reads back from observed state.
-CLUSTER_KEY = "cluster"
 KUBECONFIG_SECRET_KEY = "kubeconfig"
-PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
-STORAGE_CLASS_KEY = "storage-class"
 # What waits for the cluster's endpoint and CA, and for the provider config's credentials.
 ACCESS_KEYS = (KUBECONFIG_SECRET_KEY, PROVIDER_CONFIG_KEY, STORAGE_CLASS_KEY)
 

@@ -30,7 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.domain.clouds.common import (
+    CLUSTER_KEY,
     KUBERNETES,
+    PROVIDER_CONFIG_KEY,
     CloudCluster,
     GpuPool,
     autoscales,
@@ -45,14 +47,12 @@ from modelplane.domain.clouds.common import (
 )
 
 API = "vke.vultr.m.upbound.io/v1beta1"
-CLUSTER_KEY = "cluster"
 SYSTEM_POOL = "system"
 SYSTEM_PLAN = "vc2-4c-8gb"
 KUBECONFIG_KEY = "kubeconfig"
 """The provider base64-decodes VKE's ``kube_config`` into this connection-secret key."""
 DEFAULT_VERSION = "v1.35.0+1"
 """VKE names its versions ``v<major>.<minor>.<patch>+<build>``."""
-PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
 GPU_OPERATOR_KEY = "gpu-operator-validator"
 WORKLOAD_KEYS = (PROVIDER_CONFIG_KEY, GPU_OPERATOR_KEY)
 """What :func:`workload_resources` composes once the kubeconfig exists, kept from then on."""
