@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.domain.clouds.common import CloudCluster, managed, selector
+from modelplane.domain.clouds.common import CLUSTER_KEY, CloudCluster, managed, selector
 
 EC2 = "ec2.aws.m.upbound.io/v1beta1"
 IAM = "iam.aws.m.upbound.io/v1beta1"
@@ -44,7 +44,7 @@ def pod_identity(
             "PodIdentityAssociation",
             role,
             {
-                "clusterNameSelector": selector("cluster"),
+                "clusterNameSelector": selector(CLUSTER_KEY),
                 "namespace": namespace,
                 "roleArnSelector": selector(iam_role),
                 "serviceAccount": account,

@@ -63,6 +63,7 @@ from modelplane.domain.clouds.aws import (
     pod_identity,
 )
 from modelplane.domain.clouds.common import (
+    CLUSTER_KEY,
     EFA,
     HELM,
     HELM_CONFIG_KEY,
@@ -212,7 +213,7 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
         cluster,
         EKS,
         "Cluster",
-        "cluster",
+        CLUSTER_KEY,
         {
             # The creator (the provider's identity) administers the cluster: ClusterAuth's
             # kubeconfig authenticates as it.
@@ -230,7 +231,7 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
         },
     )
     eks_cluster["metadata"]["name"] = cluster.name  # the EKS cluster's name in AWS
-    out: Manifests = {"cluster": eks_cluster}
+    out: Manifests = {CLUSTER_KEY: eks_cluster}
     for addon in ADDONS:
         key = f"addon-{addon}"
         out[key] = mr(
@@ -240,7 +241,7 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
             key,
             {
                 "addonName": addon,
-                "clusterNameSelector": selector("cluster"),
+                "clusterNameSelector": selector(CLUSTER_KEY),
             },
         )
     out["cluster-auth"] = cluster_auth(cluster)
@@ -260,7 +261,7 @@ def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
         "ClusterAuth",
         "cluster-auth",
         {
-            "clusterNameSelector": selector("cluster"),
+            "clusterNameSelector": selector(CLUSTER_KEY),
         },
     )
     auth["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
@@ -335,7 +336,7 @@ def _node_group(
         role,
         {
             **fields,
-            "clusterNameSelector": selector("cluster"),
+            "clusterNameSelector": selector(CLUSTER_KEY),
             "nodeRoleArnSelector": selector("node-role"),
             "subnetIdRefs": subnets,
         },

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.domain.clouds.common import (
+    CLUSTER_KEY,
     POOL_LABEL,
     PROVIDER_CONFIG_KEY,
     STORAGE_CLASS_KEY,
@@ -110,7 +111,7 @@ def resources(cluster: CloudCluster, project: str | None = None) -> Manifests:
     out: Manifests = {}
     out.update(_network(cluster))
     out.update(_identity(cluster))
-    out["cluster"] = _cluster(cluster, project)
+    out[CLUSTER_KEY] = _cluster(cluster, project)
     out.update(_node_pools(cluster, workload_identity=bool(project)))
     out["filestore-api"] = _mr(cluster, CLOUDPLATFORM, "ProjectService", "filestore-api", {
         # Other clusters of the project need the API too: never turn it off.
@@ -187,7 +188,7 @@ def network_name(cluster: CloudCluster) -> str:
 
 
 def _cluster(cluster: CloudCluster, project: str | None) -> dict[str, Any]:
-    gke = _mr(cluster, CONTAINER, "Cluster", "cluster", {
+    gke = _mr(cluster, CONTAINER, "Cluster", CLUSTER_KEY, {
         "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
         # The composite owns the cluster's life; GCP's guard would block its deletion.
         "deletionProtection": False,
@@ -278,7 +279,7 @@ def _node_pool(
 ) -> dict[str, Any]:
     pool = _mr(cluster, CONTAINER, "NodePool", role, {
         **fields,
-        "clusterSelector": selector("cluster"),
+        "clusterSelector": selector(CLUSTER_KEY),
         "location": cluster.region,
         "management": {"autoRepair": True, "autoUpgrade": True},
         "nodeLocations": list(names),
