@@ -11,6 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.domain import taints
 from modelplane.simulate.events import DeviceSelectors, EditDeployment
 
 
@@ -21,8 +22,9 @@ class EventError(ValueError):
 # --- clusters ---------------------------------------------------------------------------
 
 
-def taint(spec: dict[str, Any], key: str, effect: str, value: str) -> None:
+def taint(spec: dict[str, Any], taint: taints.Taint) -> None:
     """Taint a cluster's spec, replacing a taint of the same key and effect."""
+    key, effect, value = taint.key, taint.effect, taint.value
     kept = [t for t in spec.get("taints") or [] if (t.get("key"), t.get("effect")) != (key, effect)]
     spec["taints"] = [*kept, {"key": key, "effect": effect, **({"value": value} if value else {})}]
 

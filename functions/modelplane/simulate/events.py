@@ -93,13 +93,11 @@ class Taint:
     """Taint a cluster (replace a taint of the same key and effect)."""
 
     cluster: str
-    key: str
-    effect: str
-    value: str = ""
+    taint: taints.Taint
 
     def describe(self) -> str:
         """Say it the way kubectl prints a taint."""
-        return f"taint {self.cluster} {taints.spelled(self.key, self.effect, self.value)}"
+        return f"taint {self.cluster} {self.taint}"
 
 
 @dataclass(frozen=True)

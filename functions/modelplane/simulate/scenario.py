@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast, get_args
 
 import yaml
 
+from modelplane.domain import taints
 from modelplane.simulate.events import (
     AddPool,
     Apply,
@@ -67,7 +68,7 @@ __all__ = [
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KINDS = ("InferenceClass", "InferenceCluster", "ModelDeployment", "ModelCache", "ModelReplica")
-EFFECTS = ("NoSchedule", "NoExecute")
+EFFECTS: tuple[str, ...] = get_args(taints.Effect)
 T = TypeVar("T")
 
 
@@ -342,12 +343,10 @@ def _taint(body: Any, where: str, _: Path) -> Taint:
     if effect not in EFFECTS:
         msg = f"{where}.effect: must be NoSchedule or NoExecute, got {effect!r}"
         raise ScenarioError(msg)
-    return Taint(
-        _string(spec, "cluster", where),
-        _string(spec, "key", where),
-        effect,
-        _string(spec, "value", where, default=""),
-    )
+    cluster = _string(spec, "cluster", where)
+    key = _string(spec, "key", where)
+    value = _string(spec, "value", where, default="")
+    return Taint(cluster, taints.Taint(key, cast(taints.Effect, effect), value))
 
 
 def _untaint(body: Any, where: str, _: Path) -> Untaint:

@@ -233,8 +233,8 @@ class World:
                 return self._delete(kind, name, namespace)
             case sc.EditDeployment():
                 self._edit(event)
-            case sc.Taint(cluster, key, effect, value):
-                edits.taint(self._cluster_spec(cluster), key, effect, value)
+            case sc.Taint(cluster, taint):
+                edits.taint(self._cluster_spec(cluster), taint)
             case sc.Untaint(cluster, key, effect):
                 edits.untaint(self._cluster_spec(cluster), cluster, key, effect)
             case sc.AddPool(cluster, pool):
