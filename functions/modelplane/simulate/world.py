@@ -513,13 +513,7 @@ def _check(where: str, what: str, read: Callable[[], object]) -> None:
 
 def _describe(doc: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` or ``Kind name``, as messages name an object."""
-    meta = doc["metadata"]
-    namespace = meta.get("namespace")
-    return (
-        f"{doc['kind']} {namespace}/{meta['name']}"
-        if namespace
-        else f"{doc['kind']} {meta['name']}"
-    )
+    return f"{doc['kind']} {kit.ref(doc)}"
 
 
 def _healthy_status() -> dict[str, Any]:
