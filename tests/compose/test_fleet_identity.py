@@ -10,12 +10,18 @@ is not read again, and a new resourceVersion is.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
+import pytest
 from google.protobuf import struct_pb2
 from modelplane import planning
+from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.planning import fleet as fleet_reader
+from modelplane.planning import replicas as replica_reader
+from modelplane.planning.memo import Memo
 
 from tests.compose.deployments import inference_cluster, other_replica
+from tests.compose.test_fleet_memo import REPLICAS
 from tests.compose.test_fleet_read import _set
 
 Doc = dict[str, Any]
@@ -143,3 +149,45 @@ def test_pools_of_one_class_share_their_devices_however_encoded() -> None:
     assert second is not None
     assert first[0].devices
     assert first[0].devices is second[0].devices
+
+
+def _every_replica_shape() -> list[Doc]:
+    """Every replica of the fleet reader's tests, with an identity and (as written) without."""
+    docs = [cast("Doc", p.values[0]) for p in REPLICAS]
+    named = [_identified(d, f"u-{i}", "4") for i, d in enumerate(docs) if _has_metadata(d)]
+    return named + docs  # those without identity: keyed by content
+
+
+def _has_metadata(doc: Doc) -> bool:
+    return isinstance(doc.get("metadata"), dict)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_replica_keyed_from_its_deep_decode_reads_and_keys_as_the_memo(order: int) -> None:
+    """A fleet never seen is keyed from each replica's one deep decode: the same key, so
+    the same entry, and the same read as the memo's own way (metadata decoded alone)."""
+    for doc in _every_replica_shape():
+        encoded = _encoded_in_order(doc, order)
+        memo = Memo(replica_reader._replica_or_skipped, planning.object_key)
+        found = replica_reader.read_keyed_by_decode(encoded, memo)
+        assert (memo.misses, len(memo)) == (1, 1)
+        assert memo(encoded) is found  # the memo's key is the same: not read again
+        assert memo.misses == 1
+        planning.forget()
+        assert found == replica_reader._replica_or_skipped(encoded)
+
+
+def test_a_fleet_reads_the_same_whether_its_replicas_were_new_or_known() -> None:
+    """The first call keys every replica from its deep decode (all new), the second too
+    (the first found all new), the third by metadata alone (the second found none new)."""
+    shapes = [d for d in _every_replica_shape() if _has_metadata(d)]
+    docs = [_identified(d, f"u-{i}", "1") for i, d in enumerate(shapes)]
+    own = Deployment("other-team", "llama", 1, ())
+    planning.forget()
+    misses = fleet_reader._replicas.misses
+    states = []
+    for order in range(3):
+        states.append(planning.read_fleet([], [_encoded_in_order(d, order) for d in docs], own))
+        assert fleet_reader._replicas.misses - misses == len(docs)  # read once, ever
+    assert [s.fleet for s in states] == [states[0].fleet] * 3
+    assert [s.skipped for s in states] == [states[0].skipped] * 3

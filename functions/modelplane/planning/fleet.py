@@ -7,7 +7,9 @@ as the same bytes twice). So:
 
 - each object is read once, and remembered (:data:`.memo.MEMO`) by its uid and
   resourceVersion, read from its ``metadata`` alone (:data:`lazy.Head`); by a digest of
-  its content only when it has neither (:func:`.fields.object_key`);
+  its content only when it has neither (:func:`.fields.object_key`). When most of the
+  last call's replicas were new, a replica's key is read from its deep decode instead
+  (:func:`.replicas.read_keyed_by_decode`), which a new one needs anyway;
 - an object not seen before is decoded in one call as deep as it is read (a replica by
   :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
   never decoded, and read by a short path with few Python-level steps that declines
@@ -61,7 +63,7 @@ from modelplane.planning.fields import (
     object_key,
 )
 from modelplane.planning.memo import MEMO, Memo
-from modelplane.planning.replicas import _replica_or_skipped
+from modelplane.planning.replicas import _replica_or_skipped, read_keyed_by_decode
 
 # How many unreadable objects a Warning names before it counts the rest.
 WARNING_NAMES = 3
@@ -75,6 +77,23 @@ _clusters: Memo[tuple[FleetCluster | None, Skipped | None]] = MEMO.add(
 _replicas: Memo[ExistingReplica | Skipped | None] = MEMO.add(
     "replicas", _replica_or_skipped, object_key
 )
+
+NEW_SHARE = 0.5
+"""When more than this share of the last call's replicas were new, each replica of this
+call is keyed from its deep decode (:func:`.replicas.read_keyed_by_decode`): one decode
+of a new replica instead of two, one decode of a known one that costs twice the
+``metadata`` decode it needs otherwise. Either way a replica reads the same."""
+
+
+@dataclass
+class _LastCall:
+    """What the last call of :func:`read_fleet` found: the share of its replicas that were
+    new (calls of several threads may interleave: it only chooses how to decode)."""
+
+    new_share: float = 1.0
+
+
+_LAST = _LastCall()
 
 
 @dataclass
@@ -125,8 +144,10 @@ def read_fleet(
             by_name.setdefault(cluster.name, cluster)
     existing: list[ExistingReplica] = []
     state = FleetState(Fleet(), by_name, skipped=skipped)
+    misses = _replicas.misses
+    by_decode = _LAST.new_share > NEW_SHARE or not len(_replicas)
     for obj in replicas:
-        read = _replicas(obj)
+        read = read_keyed_by_decode(obj, _replicas) if by_decode else _replicas(obj)
         if isinstance(read, Skipped):
             replica = read.replica
             if deployment is None or replica is None or not replica.cluster:
@@ -150,6 +171,8 @@ def read_fleet(
                     state.ready.add(replica.name)
         existing.append(replica)
     state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
+    if replicas:
+        _LAST.new_share = (_replicas.misses - misses) / len(replicas)
     return state
 
 

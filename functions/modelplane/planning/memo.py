@@ -43,18 +43,28 @@ class Memo(Generic[T]):
         self.limit = MEMO_LIMIT
         self._young: dict[Any, T] = {}
         self._old: dict[Any, T] = {}
+        self.misses = 0
+        """How many reads were not remembered, ever: a caller's share of new objects."""
 
     def expect(self, count: int) -> None:
         """Make room for a call that reads ``count`` messages."""
         self.limit = max(self.limit, count)
 
     def __call__(self, message: Any) -> T:
-        key = self._key(message)
+        return self.keyed(self._key(message), self._read, message)
+
+    def keyed(self, key: Any, read: Callable[[Any], Any], message: Any) -> T:
+        """What the message under ``key`` reads as: remembered, else ``read(message)``.
+
+        For a caller that has the key already, from a decode of its own (``read`` must
+        read as this memo's reader would: the entry is exact for its key either way).
+        """
         found = self._young.get(key, _MISSING)
         if found is _MISSING:
             found = self._old.pop(key, _MISSING)
             if found is _MISSING:
-                found = self._read(message)
+                self.misses += 1
+                found = read(message)
             if len(self._young) >= self.limit:
                 self._old, self._young = self._young, {}
             self._young[key] = cast("T", found)

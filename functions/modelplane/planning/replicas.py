@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from sys import intern
 from typing import Any, cast
 
@@ -46,6 +47,7 @@ from modelplane.planning.fields import (
     _value,
     _values_of,
     _whole,
+    identity,
 )
 from modelplane.planning.memo import MEMO, Memo
 
@@ -496,7 +498,37 @@ def _claims(requests: Any) -> Demand:
 
 def _replica_or_skipped(item: Item) -> ExistingReplica | Skipped | None:
     """Read a replica: by the short path when it takes it, else decoded for the careful one."""
-    fast = _shared_replica(item)
+    return _short_or_careful(item, _shared_replica(item))
+
+
+def read_keyed_by_decode(item: Item, memo: Memo[ExistingReplica | Skipped | None]) -> Any:
+    """``memo(item)`` for a replica likely new: decoded once, as deep as it is read.
+
+    The memo keys an encoded replica by a decode of its ``metadata`` alone
+    (:func:`.fields.object_key`), and decodes it again, deeper, when it is new. On a fleet
+    never seen that is two decodes of every replica; this takes its key from the one deep
+    decode (:data:`lazy.Replica` decodes ``metadata`` whole), so the key, and so what it
+    reads as, is the memo's own. What that decode does not take goes the memo's way.
+    """
+    if not isinstance(item, bytes):
+        return memo(item)
+    try:
+        obj = _decode_replica(item)
+    except DecodeError:
+        return memo(item)
+    key = identity(obj)
+    if key is None:  # keyed by its content: the memo's way
+        return memo(item)
+    return memo.keyed(key, partial(_decoded_replica, obj), item)
+
+
+def _decoded_replica(obj: Any, item: Item) -> ExistingReplica | Skipped | None:
+    """:func:`_replica_or_skipped` of ``item``, decoded already as :data:`lazy.Replica`."""
+    return _short_or_careful(item, _admitted_replica(obj.fields))
+
+
+def _short_or_careful(item: Item, fast: Any) -> ExistingReplica | Skipped | None:
+    """What the short path read (``fast``), checked when asked; else the careful reader's."""
     if fast is not _MISSING:
         if agreement.CHECKING:
             agreement.check("ModelReplica", fast, lambda: _careful_with_admission(item))
