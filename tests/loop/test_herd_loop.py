@@ -25,7 +25,7 @@ from modelplane.dev.loop.harness import ControlPlane
 from modelplane.dev.loop.records import history_text
 
 from benches import loop as bench
-from tests.loop.racing import charged, pending, replicas_of
+from tests.loop.racing import charged, pending, pool_nodes, replicas_of
 
 pytestmark = pytest.mark.loop
 
@@ -50,15 +50,6 @@ def _cluster(i: int) -> list[Obj]:
     name = bench.cluster_name(i)
     doc = bench._existing_cluster(name, NODES)
     return [*fakes.user_secrets([doc]), doc]
-
-
-def _nodes(plane: ControlPlane) -> dict[tuple[str, str], int]:
-    return {
-        (key[3], str(pool["name"])): int(pool["nodes"])
-        for key, obj in plane.store.items()
-        if key[1] == "InferenceCluster"
-        for pool in get_path(obj, "status.gpuPools") or ()
-    }
 
 
 def _held(plane: ControlPlane) -> int:
@@ -125,7 +116,7 @@ def test_a_herded_burst_converges_to_what_was_asked(herd: Herd) -> None:
         replicas = replicas_of(plane, key)
         assert len(replicas) == REPLICAS, f"{key[3]} holds {len(replicas)}: {herd.story}"
         assert all(plane.ready(r) for r in replicas), f"{key[3]} not all Ready: {herd.story}"
-    nodes = _nodes(plane)
+    nodes = pool_nodes(plane)
     over = {k: n for k, n in charged(plane).items() if n > nodes.get(k, 0)}
     assert not over, f"over-committed pools {over} (nodes {nodes}): {herd.story}"
     assert pending(plane) == [], herd.story
