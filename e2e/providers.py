@@ -26,6 +26,11 @@ Accepted, their Gateways Programmed with an address (the first of the MetalLB po
 HTTPRoutes attached to them Accepted (``ResolvedRefs`` only when the backend Services
 exist).
 
+Like a real provider, it reconciles from what its watches showed (an informer's cache),
+with several workers (``--workers``), each object with one worker at a time
+(:mod:`e2e.workqueue`), and every object again every 30 s. A stats line every 30 s says
+what it did; ``kill -USR1`` writes every thread's stack to its log.
+
 Writes are paced (``--writes-per-second`` in all, and per root composite: see
 ``PER_COMPOSITE_RATE``) with Crossplane's per-composite watch circuit breaker (burst
 100, refill 1/s) in mind, and a status is written only when it changes (a status the API
@@ -64,6 +69,7 @@ from e2e.workqueue import WorkQueue
 from e2e.writes import Deferred, Pacer, merge_conditions, same_but_times, strip_times, with_times
 
 log = logging.getLogger("e2e.providers")
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 
 CRD_API = "apiextensions.k8s.io/v1"
 GATEWAY_GROUP = base.GATEWAY_GROUP
@@ -86,7 +92,6 @@ PROVISION_SECONDS = 1.5
 # resources made Ready within a minute trips the breaker whatever the pace; the 10 s
 # poll bounds what that costs.
 COMPOSITE_LABEL = "crossplane.io/composite"
-Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 PER_COMPOSITE_BURST = 40
 PER_COMPOSITE_RATE = 2.0
 
