@@ -4,8 +4,9 @@
 first reconciles run together while one cluster is Ready, each reads the fleet as it was
 before any placed (:meth:`ControlPlane.reconcile_together`), so every one of them fills
 that cluster (the fill takes the cluster with the fewest of *this* deployment's replicas,
-ties by name), far past its nodes. Admission then leaves the newer replicas out and moves
-them, make before break, once the other clusters are Ready. On the e2e control plane the
+ties by name), far past its nodes. Admission then leaves the newer replicas out: with no
+room anywhere else yet they go at once (10, then 4 replicas), and the fill places them
+again once the other clusters are Ready (10). On the e2e control plane the
 fleet held 112 ModelReplicas for 60 wanted while its fake providers had stopped
 reporting. Here the loop's fakes keep reporting, and the burst must end where a calm
 apply would: every deployment with exactly its replicas, all Ready, no pool charged past
