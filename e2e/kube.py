@@ -7,6 +7,7 @@ resource name found through discovery. Server-side apply, status patches, watche
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from kubernetes import client, config
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "modelplane-e2e"
+log = logging.getLogger("e2e.kube")
 
 
 class KubeError(Exception):
@@ -337,6 +339,7 @@ class Kube:
                     kind_of_event = event.get("type")
                     item = event.get("object") or {}
                     if kind_of_event == "ERROR":
+                        log.info("watch %s: %s", kind, item.get("message") or item)
                         if item.get("code") == 410:
                             version = ""
                         break
@@ -346,7 +349,8 @@ class Kube:
                     yield kind_of_event, item
                     if stop.is_set():
                         return
-            except Exception:
+            except Exception as exc:
+                log.info("watch %s: %s; reconnecting", kind, exc)
                 time.sleep(0.5)
             finally:
                 resp.release_conn()

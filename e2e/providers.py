@@ -26,6 +26,11 @@ Accepted, their Gateways Programmed with an address (the first of the MetalLB po
 HTTPRoutes attached to them Accepted (``ResolvedRefs`` only when the backend Services
 exist).
 
+Like a real provider, it reconciles from what its watches showed (an informer's cache),
+with several workers (``--workers``), each object with one worker at a time
+(:mod:`e2e.workqueue`), and every object again every 30 s. A stats line every 30 s says
+what it did; ``kill -USR1`` writes every thread's stack to its log.
+
 Writes are paced (``--writes-per-second`` in all, and per root composite: see
 ``PER_COMPOSITE_RATE``) with Crossplane's per-composite watch circuit breaker (burst
 100, refill 1/s) in mind, and a status is written only when it changes (a status the API
@@ -42,10 +47,12 @@ from __future__ import annotations
 
 import argparse
 import copy
+import faulthandler
 import fnmatch
 import json
 import logging
 import os
+import signal
 import threading
 import time
 from collections.abc import Mapping
@@ -58,9 +65,11 @@ from modelplane.dev.fakes import base, cloud, gateway, helm, kubernetes
 from e2e import modules
 from e2e.kube import Kube, KubeError, Obj, dig
 from e2e.workloads import observed_manifest
+from e2e.workqueue import WorkQueue
 from e2e.writes import Deferred, Pacer, merge_conditions, same_but_times, strip_times, with_times
 
 log = logging.getLogger("e2e.providers")
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 
 CRD_API = "apiextensions.k8s.io/v1"
 GATEWAY_GROUP = base.GATEWAY_GROUP
@@ -87,6 +96,12 @@ PER_COMPOSITE_BURST = 40
 PER_COMPOSITE_RATE = 2.0
 
 
+def _version(obj: Mapping[str, Any]) -> int:
+    """An object's resourceVersion as a number (etcd's revision; 0 if it is not one)."""
+    version = str(dig(obj, "metadata", "resourceVersion") or "")
+    return int(version) if version.isdigit() else 0
+
+
 def managed_group(group: str) -> bool:
     return group.endswith(".m.upbound.io") or group in {
         base.HELM_GROUP,
@@ -102,46 +117,54 @@ class Providers:
     # API groups left to a real provider (--real-kubernetes: provider-kubernetes' Objects).
     real_groups: frozenset[str] = frozenset()
 
-    def __init__(self, kube: Kube, rate: float, state: Path | None) -> None:
+    def __init__(self, kube: Kube, rate: float, state: Path | None, workers: int = 1) -> None:
         self.kube = kube
+        self.workers = workers
         self.pacer = Pacer(rate, burst=int(rate * 2))
         self.state = state
         self.stop = threading.Event()
         self.lock = threading.Lock()
-        self.pending: dict[tuple[str, str, str, str], float] = {}
-        self.wake = threading.Condition(self.lock)
+        self.queue: WorkQueue[Key] = WorkQueue()
         self.watched: set[tuple[str, str]] = set()
         self.flaps: list[str] = []
         self.traefik = False
         self.installed: set[str] = set()
-        self.seen: dict[tuple[str, str, str, str], float] = {}
-        self.written: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        self.seen: dict[Key, float] = {}  # when the watch first showed each object
+        # The latest of every object the watches showed (an informer's cache): a reconcile
+        # reads it, not the API server, as a real provider reads its cache. A status PUT
+        # from a stale copy fails on its resourceVersion (409) and is retried once the
+        # watch brings the newer one.
+        self.cache: dict[Key, Obj] = {}
+        self.namespaces: set[str] = set()  # created for Releases on the control plane
+        self.secrets: set[tuple[str, str]] = set()  # connection Secrets written
+        self.written: dict[Key, tuple[str, str]] = {}
         self.composites: dict[str, Pacer] = {}
+        # What the loop did since the last stats line (log_stats): a quiet provider shows
+        # here whether it had nothing to do, waited on a pacer, or lost its conflicts.
+        self.counts: dict[str, int] = {}
+        self.events: dict[str, int] = {}
+
+    def count(self, what: str, counts: dict[str, int] | None = None) -> None:
+        with self.lock:
+            counts = self.counts if counts is None else counts
+            counts[what] = counts.get(what, 0) + 1
+
+    def log_stats(self) -> None:
+        queued, due = self.queue.counts()
+        with self.lock:
+            counts, self.counts = self.counts, {}
+            events, self.events = self.events, {}
+        log.info("stats: %d seen, %d queued (%d due); %s; watch events %s", len(self.seen),
+                 queued, due, json.dumps(counts, sort_keys=True),
+                 json.dumps(events, sort_keys=True))  # fmt: skip
 
     # -- queue ----------------------------------------------------------------------
 
     def enqueue(self, api_version: str, kind: str, ns: str, name: str, delay: float = 0) -> None:
-        key = (api_version, kind, ns, name)
-        due = time.monotonic() + delay
-        with self.wake:
-            if key not in self.pending or self.pending[key] > due:
-                self.pending[key] = due
-            self.wake.notify()
-
-    def next_item(self) -> tuple[str, str, str, str]:
-        with self.wake:
-            while True:
-                t = time.monotonic()
-                due = [(d, k) for k, d in self.pending.items() if d <= t]
-                if due:
-                    _, key = min(due)
-                    del self.pending[key]
-                    return key
-                soonest = min(self.pending.values(), default=t + 5)
-                self.wake.wait(max(0.05, soonest - t))
+        self.queue.add((api_version, kind, ns, name), delay)
 
     def requeue_all(self, kinds: tuple[str, ...] | None = None) -> None:
-        for api_version, kind, ns, name in list(self.seen):
+        for api_version, kind, ns, name in list(self.cache):
             if kinds is None or kind in kinds:
                 self.enqueue(api_version, kind, ns, name)
 
@@ -159,12 +182,14 @@ class Providers:
                     for event, obj in self.kube.watch(api_version, kind, self.stop):
                         meta = obj.get("metadata", {})
                         key = (api_version, kind, meta.get("namespace", ""), meta.get("name", ""))
+                        self.count(kind, self.events)
                         if event == "DELETED":
-                            self.seen.pop(key, None)
+                            self.forget(key)
                             if kind in ("HTTPRoute", "Service"):
                                 self.requeue_all(("Gateway", "HTTPRoute"))
                             continue
                         self.seen.setdefault(key, time.monotonic())
+                        self.remember(key, obj)
                         self.enqueue(*key)
                         if kind == "HTTPRoute":
                             self.requeue_all(("Gateway",))
@@ -221,10 +246,21 @@ class Providers:
         ident = f"{obj['kind']}.{group} {meta.get('namespace', '')}/{meta['name']}"
         return any(fnmatch.fnmatchcase(ident, pattern) for pattern in self.flaps)
 
+    def remember(self, key: Key, obj: Obj) -> None:
+        """Keep ``obj`` as the latest of ``key`` unless the cache has a newer one (a
+        status this provider wrote, ahead of the watch event that reports it)."""
+        with self.lock:
+            held = self.cache.get(key)
+            if held is None or _version(held) <= _version(obj):
+                self.cache[key] = obj
+
     def reconcile(self, api_version: str, kind: str, ns: str, name: str) -> None:
-        obj = self.kube.get(api_version, kind, name, ns or None)
-        if obj is None or obj["metadata"].get("deletionTimestamp"):
+        key = (api_version, kind, ns, name)
+        with self.lock:
+            cached = self.cache.get(key)
+        if cached is None or cached["metadata"].get("deletionTimestamp"):
             return
+        obj = copy.deepcopy(cached)
         obj.setdefault("apiVersion", api_version)
         obj.setdefault("kind", kind)
         group = api_version.split("/")[0]
@@ -319,6 +355,9 @@ class Providers:
         stored: Obj = self.kube.request(
             "PUT", r.path(meta.get("namespace"), meta["name"], "status"), body=obj
         )
+        self.count("written")
+        key = (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
+        self.remember(key, stored)
         return stored
 
     def release(self, obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -326,8 +365,10 @@ class Providers:
         config = str(dig(obj, "spec", "providerConfigRef", "name") or "default")
         if self.on_control_plane(obj, config):
             namespace = dig(obj, "spec", "forProvider", "namespace")
-            if namespace and not dig(obj, "spec", "forProvider", "skipCreateNamespace"):
+            skip = dig(obj, "spec", "forProvider", "skipCreateNamespace")
+            if namespace and not skip and namespace not in self.namespaces:
                 # helm install --create-namespace
+                self.namespaces.add(namespace)
                 self.kube.apply(
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
                     manager="helm",
@@ -369,10 +410,15 @@ class Providers:
     def connection_secret(self, secret: Obj) -> None:
         """Write the connection Secret the library says, once."""
         meta = secret["metadata"]
+        written = (meta["namespace"], meta["name"])
+        if written in self.secrets:
+            return
         if self.kube.get("v1", "Secret", meta["name"], meta["namespace"]) is not None:
+            self.secrets.add(written)
             return
         self.pacer.take()
         self.kube.apply(secret, manager="fake-provider")
+        self.secrets.add(written)
         owner = meta["ownerReferences"][0]
         log.info("%s %s/%s: wrote connection Secret %s", owner["kind"], meta["namespace"],
                  owner["name"], meta["name"])  # fmt: skip
@@ -451,27 +497,50 @@ class Providers:
 
         def resync() -> None:
             while not self.stop.wait(30):
+                self.log_stats()
                 self.requeue_all()
 
         threading.Thread(target=resync, daemon=True, name="resync").start()
+        for i in range(1, self.workers):
+            threading.Thread(target=self.work, daemon=True, name=f"worker-{i}").start()
+        self.work()
+
+    def work(self) -> None:
+        """One worker: take a key, reconcile it, retry what failed later."""
         while True:
-            key = self.next_item()
+            key = self.queue.get()
+            self.count("reconcile")
             try:
                 self.reconcile(*key)
             except Deferred as deferred:
+                self.count("deferred")
                 self.enqueue(*key, delay=deferred.seconds)
             except KubeError as exc:
-                if exc.status != 409:
-                    log.warning("%s %s/%s: %s", key[1], key[2], key[3], exc)
-                self.enqueue(*key, delay=1)
+                self.count(f"error {exc.status}")
+                if exc.status == 404:  # gone while the watch was away (a relist misses it)
+                    self.forget(key)
+                else:
+                    if exc.status != 409:
+                        log.warning("%s %s/%s: %s", key[1], key[2], key[3], exc)
+                    self.enqueue(*key, delay=1)
             except Exception:
                 log.exception("%s %s/%s", key[1], key[2], key[3])
                 self.enqueue(*key, delay=5)
+            finally:
+                self.queue.done(key)
+
+    def forget(self, key: Key) -> None:
+        with self.lock:
+            self.cache.pop(key, None)
+            self.seen.pop(key, None)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--writes-per-second", type=float, default=10.0)
+    # provider-kubernetes reconciles 10 at once (--max-reconcile-rate); one worker waiting
+    # on a loaded API server reconciled 1 to 3 a second, behind a resync of every object.
+    parser.add_argument("--workers", type=int, default=4)
     parser.add_argument(
         "--real-kubernetes",
         action="store_true",
@@ -479,8 +548,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # kill -USR1 <pid>: every thread's stack in the log, to see what a quiet provider waits on.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     state = os.environ.get("E2E_STATE")
-    providers = Providers(Kube(), args.writes_per_second, Path(state) if state else None)
+    providers = Providers(
+        Kube(), args.writes_per_second, Path(state) if state else None, args.workers
+    )
     if args.real_kubernetes:
         providers.real_groups = frozenset(
             {"kubernetes.crossplane.io", "kubernetes.m.crossplane.io"}

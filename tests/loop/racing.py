@@ -53,6 +53,16 @@ def charged(plane: ControlPlane) -> dict[tuple[str, str], int]:
     return out
 
 
+def pool_nodes(plane: ControlPlane) -> dict[tuple[str, str], int]:
+    """Nodes every GPU pool has, per (cluster, pool), as the clusters report them."""
+    return {
+        (key[3], str(pool["name"])): int(pool["nodes"])
+        for key, obj in plane.store.items()
+        if key[1] == "InferenceCluster"
+        for pool in get_path(obj, "status.gpuPools") or ()
+    }
+
+
 def pending(plane: ControlPlane) -> list[str]:
     """GPU workloads whose pods wait for a node, as the fake workload clusters report them."""
     out = []

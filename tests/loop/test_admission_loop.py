@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import pytest
 from modelplane.dev.fakes import base as fakes
-from modelplane.dev.fakes.base import get_path
-from modelplane.dev.loop.harness import ControlPlane
 
 from tests.loop.conftest import Fleets
-from tests.loop.racing import TEAMS, charged, pending, race_then_settle
+from tests.loop.racing import TEAMS, charged, pending, pool_nodes, race_then_settle
 
 pytestmark = pytest.mark.loop
 
@@ -28,20 +26,11 @@ FLEET = "scale-eks"
 PASSES = 6
 
 
-def _nodes(plane: ControlPlane) -> dict[tuple[str, str], int]:
-    return {
-        (key[3], str(pool["name"])): int(pool["nodes"])
-        for key, obj in plane.store.items()
-        if key[1] == "InferenceCluster"
-        for pool in get_path(obj, "status.gpuPools") or ()
-    }
-
-
 @pytest.mark.parametrize("first", TEAMS, ids=[f"{t}-reconciled-first" for t in TEAMS])
 def test_two_deployments_racing_for_one_node_converge(converged: Fleets, first: str) -> None:
     plane = converged.get(FLEET).plane.clone()
     race = race_then_settle(plane, first, "eks-eu-central", PASSES)
-    nodes = _nodes(plane)
+    nodes = pool_nodes(plane)
     over = {k: n for k, n in charged(plane).items() if n > nodes.get(k, 0)}
     assert not over, f"over-committed pools {over} (nodes {nodes}): {race.story}"
     assert pending(plane) == [], race.story
