@@ -35,8 +35,7 @@ class Delete:
 
     def describe(self) -> str:
         """Say what is deleted."""
-        ref = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"delete {self.kind} {ref}"
+        return f"delete {self.kind} {kit.ref_of(self.namespace, self.name)}"
 
 
 @dataclass(frozen=True)

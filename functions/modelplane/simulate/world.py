@@ -308,8 +308,7 @@ class World:
         store = stores[kind]
         found = name if kind in ("InferenceClass", "InferenceCluster") else key
         if found not in store:
-            ref = f"{namespace}/{name}" if namespace else name
-            msg = f"no {kind} {ref} to delete{edits.known(store)}"
+            msg = f"no {kind} {kit.ref_of(namespace, name)} to delete{edits.known(store)}"
             raise edits.EventError(msg)
         del store[found]
         if kind != "ModelDeployment":
