@@ -35,12 +35,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from google.protobuf import struct_pb2
 
+from modelplane import kit
 from modelplane.dev.proto import render_pb2
-from modelplane.kit import struct_to_dict
 
 ROOT = Path(__file__).resolve().parents[3]
 CROSSPLANE = ROOT / "bin" / "crossplane"
@@ -172,13 +172,25 @@ def _struct(doc: Mapping[str, Any]) -> struct_pb2.Struct:
     return s
 
 
+class RenderInputs(TypedDict, total=False):
+    """What a render may be given besides the XR, its Composition and its functions.
+
+    Attributes:
+        observed: The XR's existing composed resources (see the module docstring).
+        required: Resources the pipeline's requirements are answered from.
+        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
+    """
+
+    observed: Iterable[Mapping[str, Any]]
+    required: Iterable[Mapping[str, Any]]
+    xrd: Mapping[str, Any] | None
+
+
 def build_request(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
-    observed: Iterable[Mapping[str, Any]] = (),
-    required: Iterable[Mapping[str, Any]] = (),
-    xrd: Mapping[str, Any] | None = None,
+    **inputs: Unpack[RenderInputs],
 ) -> render_pb2.RenderRequest:
     """Return the RenderRequest :func:`render_composite` sends.
 
@@ -187,6 +199,9 @@ def build_request(
     replace it.
     """
     own = store_key(xr)
+    observed = inputs.get("observed", ())
+    required = inputs.get("required", ())
+    xrd = inputs.get("xrd")
     composite = render_pb2.CompositeInput(
         composite_resource=_struct(xr),
         composition=_struct(composition),
@@ -219,12 +234,12 @@ def parse_response(data: bytes, *, fatal: bool = False, error: str = "") -> Rend
         raise EngineError(msg)
     out = rsp.composite
     return RenderOutput(
-        composite=struct_to_dict(out.composite_resource),
-        composed=[struct_to_dict(s) for s in out.composed_resources],
-        deleted=[struct_to_dict(s) for s in out.deleted_resources],
+        composite=kit.struct_to_dict(out.composite_resource),
+        composed=[kit.struct_to_dict(s) for s in out.composed_resources],
+        deleted=[kit.struct_to_dict(s) for s in out.deleted_resources],
         events=[Event(e.type, e.reason, e.message) for e in out.events],
-        required=[struct_to_dict(s) for s in out.required_resources],
-        required_schemas=[struct_to_dict(s) for s in out.required_schemas],
+        required=[kit.struct_to_dict(s) for s in out.required_resources],
+        required_schemas=[kit.struct_to_dict(s) for s in out.required_schemas],
         fatal=fatal,
         error=error,
     )
@@ -234,12 +249,10 @@ def render_composite(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
-    observed: Iterable[Mapping[str, Any]] = (),
-    required: Iterable[Mapping[str, Any]] = (),
-    xrd: Mapping[str, Any] | None = None,
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     crossplane: Path | None = None,
+    **inputs: Unpack[RenderInputs],
 ) -> RenderOutput:
     """Reconcile ``xr`` once with ``composition`` through Crossplane's real reconciler.
 
@@ -248,11 +261,9 @@ def render_composite(
         composition: The Composition to compose it with (a Pipeline).
         functions: Function name (a pipeline step's ``functionRef.name``) to the
             ``host:port`` of a running function server speaking insecure gRPC.
-        observed: The XR's existing composed resources (see the module docstring).
-        required: Resources the pipeline's requirements are answered from.
-        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
         timeout: Seconds the engine may spend, calls to the functions included.
         crossplane: The binary to run; :func:`find_crossplane` by default.
+        inputs: The observed and required resources and the XRD (:class:`RenderInputs`).
 
     Returns:
         The reconcile's output; ``fatal`` is set when a pipeline step returned a Fatal
@@ -263,7 +274,7 @@ def render_composite(
             (a function unreachable, an invalid input); the message carries its stderr.
     """
     binary = crossplane or find_crossplane()
-    request = build_request(xr, composition, functions, observed, required, xrd)
+    request = build_request(xr, composition, functions, **inputs)
     cmd = [str(binary), "internal", "render", f"--timeout={timeout:g}s"]
     try:
         done = subprocess.run(
@@ -282,10 +293,8 @@ def render_composite(
         return parse_response(done.stdout)
     if done.returncode == EXIT_PIPELINE_FATAL and done.stdout:
         return parse_response(done.stdout, fatal=True, error=stderr)
-    meta = xr.get("metadata") or {}
-    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     msg = (
-        f"crossplane internal render {xr.get('kind')} {where}{meta.get('name')} "
+        f"crossplane internal render {xr.get('kind')} {kit.ref(xr)} "
         f"exited with code {done.returncode}: {stderr or '(no stderr)'}"
     )
     raise EngineError(msg, returncode=done.returncode, stderr=stderr)

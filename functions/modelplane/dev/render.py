@@ -52,11 +52,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import yaml
 
-from modelplane import registry
+from modelplane import kit, registry
 from modelplane.dev import checks, engine, tree
 from modelplane.dev.function_server import Functions, RenderError, free_port, serve
 
@@ -133,13 +133,22 @@ def overlay(inputs: Iterable[Doc], observed: Iterable[Doc]) -> list[Doc]:
     return merged + list(seen.values())
 
 
+class RenderOptions(TypedDict, total=False):
+    """What a render of one composite may be given besides the XR and the functions.
+
+    Attributes:
+        required: Resources the pipeline's requirements are answered from.
+        observed: The XR's existing composed resources.
+        timeout: Seconds the engine may spend (``engine.DEFAULT_TIMEOUT_SECONDS``).
+    """
+
+    required: Sequence[Mapping[str, Any]]
+    observed: Sequence[Mapping[str, Any]]
+    timeout: float
+
+
 def render_output(
-    xr: Mapping[str, Any],
-    functions: Functions,
-    *,
-    required: Sequence[Mapping[str, Any]] = (),
-    observed: Sequence[Mapping[str, Any]] = (),
-    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
+    xr: Mapping[str, Any], functions: Functions, **options: Unpack[RenderOptions]
 ) -> engine.RenderOutput:
     """Reconcile one composite once with its kind's Composition and XRD.
 
@@ -150,6 +159,7 @@ def render_output(
         RenderError: the engine failed, or a pipeline step returned a Fatal result; the
             message carries the engine's stderr.
     """
+    observed = options.get("observed", ())
     kind = str(xr.get("kind"))
     composition = yaml.safe_load(composition_for(kind).read_text())
     xrd = yaml.safe_load(definition_for(kind).read_text())
@@ -159,9 +169,9 @@ def render_output(
             composition,
             functions.for_composition(composition),
             observed=[engine.controlled_by(xr, d) for d in observed],
-            required=required,
+            required=options.get("required", ()),
             xrd=xrd,
-            timeout=timeout,
+            timeout=options.get("timeout", engine.DEFAULT_TIMEOUT_SECONDS),
         )
     except engine.EngineError as err:
         raise RenderError(str(err)) from err
@@ -232,12 +242,7 @@ def documents(out: engine.RenderOutput, *, all_events: bool = False) -> list[Doc
 
 
 def render(
-    xr: Mapping[str, Any],
-    functions: Functions,
-    *,
-    required: Sequence[Mapping[str, Any]] = (),
-    observed: Sequence[Mapping[str, Any]] = (),
-    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
+    xr: Mapping[str, Any], functions: Functions, **options: Unpack[RenderOptions]
 ) -> list[Doc]:
     """Render one composite and return its :func:`documents`.
 
@@ -247,9 +252,7 @@ def render(
     Raises:
         RenderError: see :func:`render_output`.
     """
-    return documents(
-        render_output(xr, functions, required=required, observed=observed, timeout=timeout)
-    )
+    return documents(render_output(xr, functions, **options))
 
 
 @dataclass
@@ -268,9 +271,7 @@ class Rendered:
 
 def describe(doc: Mapping[str, Any]) -> str:
     """Return ``Kind namespace/name`` (or ``Kind name`` when cluster-scoped)."""
-    meta = doc.get("metadata") or {}
-    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-    return f"{doc.get('kind')} {where}{meta.get('name')}"
+    return f"{doc.get('kind')} {kit.ref(doc)}"
 
 
 def observed_for(xr: Mapping[str, Any], files: Mapping[str, list[Doc]]) -> list[Doc]:

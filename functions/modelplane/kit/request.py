@@ -112,10 +112,17 @@ def ref(obj: Mapping[str, Any]) -> str:
     """Name an object as ``namespace/name`` (``name`` alone when cluster-scoped), at best."""
     raw = obj.get("metadata")
     raw = raw if isinstance(raw, Mapping) else {}
-    name = raw.get("name") if isinstance(raw.get("name"), str) else ""
-    namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) else ""
-    named = name or "(unnamed)"
-    return f"{namespace}/{named}" if namespace else named
+    name = raw.get("name")
+    namespace = raw.get("namespace")
+    return ref_of(
+        namespace if isinstance(namespace, str) else "",
+        name if isinstance(name, str) and name else "(unnamed)",
+    )
+
+
+def ref_of(namespace: str, name: str) -> str:
+    """Name an object known by its namespace and name as :func:`ref` does."""
+    return f"{namespace}/{name}" if namespace else name
 
 
 def field(resource: Mapping[str, Any] | None, *path: str) -> Any:

@@ -35,8 +35,7 @@ class Delete:
 
     def describe(self) -> str:
         """Say what is deleted."""
-        ref = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"delete {self.kind} {ref}"
+        return f"delete {self.kind} {kit.ref_of(self.namespace, self.name)}"
 
 
 @dataclass(frozen=True)
@@ -129,28 +128,36 @@ class AddPool:
 
 
 @dataclass(frozen=True)
-class RemovePool:
-    """Remove a node pool from a cluster."""
+class OnPool:
+    """What every event on one existing node pool of a cluster names: the pool."""
 
     cluster: str
     pool: str
 
-    def describe(self) -> str:
-        """Name the pool."""
-        return f"remove pool {self.cluster}/{self.pool}"
+    @property
+    def where(self) -> str:
+        """``cluster/pool``, as the report names a pool."""
+        return f"{self.cluster}/{self.pool}"
 
 
 @dataclass(frozen=True)
-class SetPoolNodes:
+class RemovePool(OnPool):
+    """Remove a node pool from a cluster."""
+
+    def describe(self) -> str:
+        """Name the pool."""
+        return f"remove pool {self.where}"
+
+
+@dataclass(frozen=True)
+class SetPoolNodes(OnPool):
     """Resize a pool: the nodes the scheduler may count on."""
 
-    cluster: str
-    pool: str
     nodes: int
 
     def describe(self) -> str:
         """Name the pool and its new size."""
-        return f"set pool {self.cluster}/{self.pool} to {self.nodes} nodes"
+        return f"set pool {self.where} to {self.nodes} nodes"
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ class SetClusterReady:
 
 
 @dataclass(frozen=True)
-class NodesDown:
+class NodesDown(OnPool):
     """Nodes of a pool stop taking pods: ``lost`` (deleted, dead: their pods go) or
     ``cordoned`` (unschedulable: their pods keep running, nothing new lands).
 
@@ -174,8 +181,6 @@ class NodesDown:
     scheduler charges against what it observes.
     """
 
-    cluster: str
-    pool: str
     nodes: int
     how: str
 
@@ -183,19 +188,16 @@ class NodesDown:
         """Say how many nodes, of which pool, and how."""
         many = "node" if self.nodes == 1 else "nodes"
         verb = "lose" if self.how == "lost" else "cordon"
-        return f"{verb} {self.nodes} {many} of {self.cluster}/{self.pool}"
+        return f"{verb} {self.nodes} {many} of {self.where}"
 
 
 @dataclass(frozen=True)
-class RestoreNodes:
+class RestoreNodes(OnPool):
     """A pool's lost and cordoned nodes come back (replaced, uncordoned)."""
-
-    cluster: str
-    pool: str
 
     def describe(self) -> str:
         """Name the pool."""
-        return f"restore the nodes of {self.cluster}/{self.pool}"
+        return f"restore the nodes of {self.where}"
 
 
 @dataclass(frozen=True)

@@ -308,8 +308,7 @@ class World:
         store = stores[kind]
         found = name if kind in ("InferenceClass", "InferenceCluster") else key
         if found not in store:
-            ref = f"{namespace}/{name}" if namespace else name
-            msg = f"no {kind} {ref} to delete{edits.known(store)}"
+            msg = f"no {kind} {kit.ref_of(namespace, name)} to delete{edits.known(store)}"
             raise edits.EventError(msg)
         del store[found]
         if kind != "ModelDeployment":
@@ -323,7 +322,7 @@ class World:
         key = (edit.namespace, edit.name)
         if key not in self.deployments:
             known = edits.known(self.deployments)
-            msg = f"no ModelDeployment {edit.namespace}/{edit.name} to edit{known}"
+            msg = f"no ModelDeployment {kit.ref_of(*key)} to edit{known}"
             raise edits.EventError(msg)
         self.deployments[key] = edits.edit_deployment(self.deployments[key], edit)
         if edit.image is not None and not edit.starts:
@@ -370,13 +369,13 @@ class World:
             struct = self.cluster_struct(name)
             _check(self._at(where, what), what, partial(read_cluster, struct))
         for key in sorted(self.deployments):
-            what = f"ModelDeployment {key[0]}/{key[1]}"
+            what = f"ModelDeployment {kit.ref_of(*key)}"
             _check(self._at(where, what), what, partial(self.deployment, key))
             strategy = partial(read_strategy, self.deployments[key])
             _check(self._at(where, what), what, strategy)
         for key in sorted(self._unchecked & set(self.replicas)):
             manifest = self.replicas[key].manifest
-            what = f"ModelReplica {key[0]}/{key[1]}"
+            what = f"ModelReplica {kit.ref_of(*key)}"
             _check(self._at(where, what), what, partial(read_replica, as_struct(manifest)))
         self._unchecked.clear()
 
