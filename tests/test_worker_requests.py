@@ -7,11 +7,16 @@ exactly what the function answers in process.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from unittest import mock
+
 import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import planning, registry, runtime
+from modelplane.runtime import worker
 
 from tests.compose.deployments import (
     inference_cluster,
@@ -56,3 +61,28 @@ def test_a_worker_answers_what_the_function_answers(replicas: int, shared: bool)
     want = runtime.run(req, registry.COMPOSERS).SerializeToString(deterministic=True)
     assert [a.SerializeToString(deterministic=True) for a in answers] == [want, want]
     assert not [r.message for r in answers[0].results if r.severity == fnv1.SEVERITY_FATAL]
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memory files are Linux's")
+def test_a_memory_file_is_unmapped_as_soon_as_its_request_is_read() -> None:
+    """The worker lets a large request's pages go once decoded from, before the fleet is
+    copied into the request: they are not held beside it (issue 24's memory at 5xL)."""
+    data = _fleet_request(3_000).SerializeToString()
+    fd = os.memfd_create("test-request")
+    os.write(fd, data)
+    calls: list[bool] = []
+    decode = registry.decode_request
+
+    def watching(raw: memoryview, release: Callable[[], None]) -> fnv1.RunFunctionRequest:
+        pages = raw.obj  # the memory file's mapping
+
+        def released() -> None:
+            release()
+            calls.append(pages.closed)  # type: ignore[attr-defined]
+
+        return decode(raw, released)
+
+    with mock.patch.object(registry, "decode_request", watching):
+        req = worker._decode(len(data), fd)
+    assert calls == [True]
+    assert req == planning.decode_request(data)

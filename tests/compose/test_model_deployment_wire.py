@@ -152,3 +152,29 @@ def test_a_server_registered_with_the_wire_decoder_answers_the_same() -> None:
     assert answer.SerializeToString(deterministic=True) == whole.SerializeToString(
         deterministic=True
     )
+
+
+def test_the_buffer_is_released_once_read_before_the_fleet_is_copied() -> None:
+    """``release`` comes once the buffer is read: the request decodes the same after it
+    (a read of the buffer afterwards would fail: the view is released)."""
+    xr, replicas = _settled()
+    data = _encoded(xr, CLUSTERS, replicas)
+    view = memoryview(bytearray(data))
+    calls: list[int] = []
+
+    def release() -> None:
+        calls.append(len(calls))
+        view.release()
+
+    assert wire.decode_request(view, release) == wire.decode_request(data)
+    assert calls == [0]
+
+
+def test_a_request_decoded_whole_keeps_its_buffer() -> None:
+    xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelCache", "metadata": {"name": "c"}}
+    data = request(xr, required={planning.CLUSTERS: CLUSTERS}).SerializeToString()
+    calls: list[int] = []
+    assert wire.decode_request(data, lambda: calls.append(1)) == fnv1.RunFunctionRequest.FromString(
+        data
+    )
+    assert calls == []

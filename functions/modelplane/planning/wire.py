@@ -19,7 +19,7 @@ A server decodes with it through ``modelplane.registry.decode_request``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -85,11 +85,17 @@ def _rename(message: descriptor_pb2.DescriptorProto, old: str, new: str) -> None
 _EncodedRequest = _encoded_schema()
 
 
-def decode_request(data: bytes | memoryview) -> fnv1.RunFunctionRequest:
+def decode_request(
+    data: bytes | memoryview, release: Callable[[], None] | None = None
+) -> fnv1.RunFunctionRequest:
     """Decode a request; a ModelDeployment's fleet items stay encoded (:func:`encoded_items`).
 
     ``data`` may be any buffer (a worker reads a large request from shared memory): the
     decoded request copies what it keeps, so the buffer may go once this returns.
+    ``release``, if given, is called as soon as ``data`` is no longer read (before the
+    fleet is copied into the request), so a caller can let the buffer go then: a large
+    request is then held twice at most, not three times (the buffer, its wire decode,
+    the request). It is not called when the request decodes whole.
 
     The fleet's items move into the request one at a time, then the rest of the request
     (small) is decoded into it, so the request is never held twice.
@@ -102,6 +108,8 @@ def decode_request(data: bytes | memoryview) -> fnv1.RunFunctionRequest:
         whole = fnv1.RunFunctionRequest()
         whole.ParseFromString(data)
         return whole
+    if release is not None:
+        release()
     req = fnv1.RunFunctionRequest()
     for name, found in _fleet_in(encoded):
         into = (

@@ -166,8 +166,8 @@ def _decode(data: bytes | int, fd: int | None) -> fnv1.RunFunctionRequest:
         _UnreadableError: its memory file would not map, or its bytes do not decode.
     """
     try:
-        with _request_bytes(data, fd) as raw:  # a memory file goes once decoded
-            return registry.decode_request(raw)  # a fleet's items stay encoded until read
+        with _request_bytes(data, fd) as (raw, release):  # a memory file goes once read
+            return registry.decode_request(raw, release)  # a fleet's items stay encoded
     except (OSError, ValueError, BufferError) as err:  # its memory file would not map
         msg = f"cannot read the RunFunctionRequest: {err}"
     except DecodeError as err:
@@ -178,14 +178,26 @@ def _decode(data: bytes | int, fd: int | None) -> fnv1.RunFunctionRequest:
 
 
 @contextlib.contextmanager
-def _request_bytes(data: bytes | int, fd: int | None) -> Iterator[bytes | memoryview]:
-    """A call's request: the bytes sent inline, or the pages of its memory file (closed after)."""
+def _request_bytes(
+    data: bytes | int, fd: int | None
+) -> Iterator[tuple[bytes | memoryview, Callable[[], None] | None]]:
+    """A call's request: the bytes sent inline, or the pages of its memory file, with what
+    unmaps them once they are read (else they go when the block ends).
+
+    The pages count in the worker's resident memory while mapped: unmapped as soon as
+    the request is decoded from them, they are not held beside the decoded request.
+    """
     if fd is None:
-        yield data if isinstance(data, bytes) else b""
+        yield (data if isinstance(data, bytes) else b""), None
         return
     try:
         with mmap.mmap(fd, int(data), prot=mmap.PROT_READ) as pages, memoryview(pages) as view:
-            yield view
+
+            def release() -> None:
+                view.release()
+                pages.close()
+
+            yield view, release
     finally:
         os.close(fd)
 
