@@ -142,6 +142,25 @@ def test_hold_of_named_keys_leaves_the_others_to_go() -> None:
     assert set(rsp.desired.resources) == {"other"}
 
 
+def test_hold_and_wait_keeps_what_runs_and_what_others_read_and_says_why() -> None:
+    shown = {**XR, "status": {"address": "http://a", "other": "x"}}
+    req = request(shown, observed=RUNNING)
+    rsp = response.to(req)
+    held = kit.hold_and_wait(req, rsp, "Accepted", "InvalidSpec", "bad", keep=("address",))
+    assert held == ["deployment"]
+    assert set(rsp.desired.resources) == {"deployment"}
+    assert kit.struct_to_dict(rsp.desired.composite.resource) == {"status": {"address": "http://a"}}
+    [condition] = rsp.conditions
+    assert (condition.type, condition.reason, condition.message) == (
+        "Accepted",
+        "InvalidSpec",
+        "bad",
+    )
+    assert condition.status == fnv1.STATUS_CONDITION_FALSE
+    assert [r.message for r in rsp.results] == ["bad"]
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
 @kit.composer
 def _composes_nothing(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.Released:
     kit.set_condition(rsp, "Ready", False, "Waiting", "waiting")

@@ -39,7 +39,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     xr = kit.composite(req)
     cache = _cache(xr)
     if isinstance(cache, str):
-        _invalid(req, rsp, cache)
+        # Stage nothing new; what is staged stays, as it is, until the spec is fixed.
+        kit.set_condition(rsp, MATCHED, False, "InvalidSpec", cache)
+        kit.hold_and_wait(req, rsp, ARTIFACT, "InvalidSpec", cache, keep=("clusters", "summary"))
         return kit.Released.NOTHING
     selector = _selector(xr)
     kit.require(rsp, CLUSTERS, api.MODELPLANE, "InferenceCluster", match_labels=selector)
@@ -188,12 +190,3 @@ def _report(
         message = f"{cache.source.repo} is staged on {kit.listed(matched)}"
         kit.set_condition(rsp, ARTIFACT, True, "Staged", message)
     kit.set_ready(rsp, not failed and not waiting)
-
-
-def _invalid(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str) -> None:
-    """Stage nothing new; what is staged stays, as it is, until the spec is fixed."""
-    kit.hold(req, rsp)
-    kit.keep_status(req, rsp, "clusters", "summary")
-    kit.set_condition(rsp, MATCHED, False, "InvalidSpec", message)
-    kit.waiting(rsp, ARTIFACT, "InvalidSpec", message)
-    kit.set_ready(rsp, False)

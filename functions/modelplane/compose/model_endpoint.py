@@ -125,10 +125,8 @@ def _refuse(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, reason: str, message: str
 ) -> None:
     """Route nowhere new; a backend that already exists stays as it is until the spec is fixed."""
-    if kit.hold(req, rsp):
-        kit.keep_status(req, rsp, "routing")
-    kit.waiting(rsp, "RoutingReady", reason, message)
-    kit.set_ready(rsp, False)
+    if kit.hold_and_wait(req, rsp, "RoutingReady", reason, message):
+        kit.keep_status(req, rsp, "routing")  # backendName stands while what it names is held
 
 
 def _report(

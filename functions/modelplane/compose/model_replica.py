@@ -346,8 +346,7 @@ def _hold(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, hold: Notice, *, warn: bool = False
 ) -> None:
     """Compose again what already runs, unchanged, and say why nothing is composed anew."""
-    running = kit.hold(req, rsp)
-    kit.waiting(rsp, ACCEPTED, hold.reason, hold.message, event=warn)
+    running = kit.hold_and_wait(req, rsp, ACCEPTED, hold.reason, hold.message, event=warn)
     if running:
         message = f"{len(running)} objects kept as they are until the replica is accepted"
         kit.set_condition(rsp, READY, False, hold.reason, message)
@@ -355,4 +354,3 @@ def _hold(
         kit.set_condition(
             rsp, READY, False, hold.reason, "nothing runs until the replica is accepted"
         )
-    kit.set_ready(rsp, False)

@@ -46,11 +46,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     found = _stack(xr)
     if isinstance(found, str):
         # What is installed stays installed, as it is, until the spec is fixed.
-        kit.hold(req, rsp)
-        kit.waiting(rsp, COMPONENTS, "InvalidSpec", found)
+        kit.hold_and_wait(req, rsp, COMPONENTS, "InvalidSpec", found, keep=("gateway",))
         kit.set_condition(rsp, GATEWAY, False, "InvalidSpec", "nothing new is installed")
-        kit.keep_status(req, rsp, "gateway")
-        kit.set_ready(rsp, False)
         return kit.Released.NOTHING
     stack, warnings = found
     for warning in warnings:

@@ -27,7 +27,7 @@ from modelplane.kit.composer import (
     unaccounted,
 )
 from modelplane.kit.errors import InvalidInputError, field_path, summarize
-from modelplane.kit.hold import asking, hold, unchanged, waiting
+from modelplane.kit.hold import asking, hold, hold_and_wait, unchanged, waiting
 from modelplane.kit.readiness import composed_ready, mark_readiness, readiness_condition
 from modelplane.kit.request import (
     DEFAULT_NAMESPACE,
@@ -79,6 +79,7 @@ __all__ = [
     "field_path",
     "guard",
     "hold",
+    "hold_and_wait",
     "inform",
     "is_fatal",
     "is_ready",

@@ -14,7 +14,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.kit.respond import set_condition, warn
+from modelplane.kit.respond import keep_status, set_condition, set_ready, warn
 from modelplane.kit.structs import struct_to_dict
 
 # Metadata the API server or a controller owns; composing it back would fight them.
@@ -82,3 +82,27 @@ def waiting(
     set_condition(rsp, typ, False, reason, message)
     if event:
         warn(rsp, message)
+
+
+def hold_and_wait(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    typ: str,
+    reason: str,
+    message: str,
+    *,
+    keep: Iterable[str] = (),
+    event: bool = True,
+) -> list[str]:
+    """Compose nothing anew: hold everything observed, publish again the status fields
+    ``keep`` names (others read them), say why in condition ``typ`` (see :func:`waiting`)
+    and keep the composite not Ready; return the keys held.
+
+    What an adapter does when its spec cannot be read, or what it needs is not there yet:
+    rule 2 in one place, so that no adapter drops what runs while it waits.
+    """
+    held = hold(req, rsp)
+    keep_status(req, rsp, *keep)
+    waiting(rsp, typ, reason, message, event=event)
+    set_ready(rsp, False)
+    return held
