@@ -10,49 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from modelplane.domain.scheduling import sharing
+from modelplane.domain.scheduling import placement, sharing
 from modelplane.domain.scheduling.admission import OverCommit
 from modelplane.domain.scheduling.fleet import Demand
-from modelplane.domain.scheduling.placement import (
-    CacheUnresolved,
-    ClusterDeselected,
-    ClusterGone,
-    ClusterReason,
-    ConflictMiss,
-    CostlySelector,
-    CountMiss,
-    DeviceShortage,
-    DropReason,
-    Duplicate,
-    Evicted,
-    Held,
-    Hold,
-    InvalidSelector,
-    Miss,
-    NoGateway,
-    NoPoolFits,
-    NoPoolForEngine,
-    NoPools,
-    NoRoom,
-    NotAdmitted,
-    NothingOffered,
-    NotNeeded,
-    NotReady,
-    NotSelected,
-    OutsideCache,
-    Overcommitted,
-    PassedOver,
-    PoolDraining,
-    PoolGone,
-    PoolMiss,
-    PoolNoLongerFits,
-    Repelled,
-    ScaledDown,
-    SelectorMiss,
-    Shortage,
-    SyntheticOnly,
-    Unschedulable,
-)
 from modelplane.domain.taints import Taint
 from modelplane.domain.text import cut
 
@@ -103,22 +63,22 @@ def _idiom(part: str) -> str | None:
     return None
 
 
-def miss(reason: Miss) -> str:
+def miss(reason: placement.Miss) -> str:
     """Say why a pool does not fit a member."""
     match reason:
-        case SelectorMiss(request, expression):
+        case placement.SelectorMiss(request, expression):
             return f"{request} needs {selector(expression)}"
-        case CountMiss(request, want, have):
+        case placement.CountMiss(request, want, have):
             return f"{request} needs {want} per node, the pool has {have}"
-        case NothingOffered(request):
+        case placement.NothingOffered(request):
             return f"{request} needs a device, the pool's class offers none"
-        case ConflictMiss(requests):
+        case placement.ConflictMiss(requests):
             return f"{_and(requests)} do not fit on one node together"
-        case SyntheticOnly(requests):
+        case placement.SyntheticOnly(requests):
             return f"{_and(requests)} would match only Synthetic devices"
 
 
-def pool_miss(reason: PoolMiss) -> str:
+def pool_miss(reason: placement.PoolMiss) -> str:
     """Say why a pool does not fit a member, naming the member unless it is Standalone."""
     text = miss(reason.miss)
     return text if reason.role == "Standalone" else f"{reason.role} {text}"
@@ -130,37 +90,37 @@ def taints(found: Sequence[Taint]) -> str:
     return f"{noun} {', '.join(str(t) for t in found)}"
 
 
-def cluster_reason(reason: ClusterReason) -> str:
+def cluster_reason(reason: placement.ClusterReason) -> str:
     """Say why a cluster was passed over."""
     match reason:
-        case NotSelected(key, want, got):
+        case placement.NotSelected(key, want, got):
             have = "no such label" if got is None else f"{key}={got}"
             return f"clusterSelector wants {key}={want}, cluster has {have}"
-        case OutsideCache(cache):
+        case placement.OutsideCache(cache):
             return f"outside the footprint of ModelCache {cache}"
-        case NotReady():
+        case placement.NotReady():
             return "not Ready"
-        case NoGateway():
+        case placement.NoGateway():
             return "no gateway address"
-        case Repelled(found):
+        case placement.Repelled(found):
             return f"{taints(found)} not tolerated"
-        case NoPools(unknown):
+        case placement.NoPools(unknown):
             return "GPU pools not published yet" if unknown else "publishes no GPU pools"
-        case NoPoolFits(engine, misses, draining):
+        case placement.NoPoolFits(engine, misses, draining):
             drains = f" (draining, taking nothing new: {', '.join(draining)})" if draining else ""
             return f"no pool fits engine {engine}{_misses(misses)}{drains}"
-        case NoRoom(shortages):
+        case placement.NoRoom(shortages):
             return "; ".join(_shortage(s) for s in shortages)
-        case NotNeeded():
+        case placement.NotNeeded():
             return "not needed: every wanted replica is placed"
-        case Held():
+        case placement.Held():
             return "not tried: placement is held"
 
 
-def _shortage(shortage: Shortage | DeviceShortage) -> str:
+def _shortage(shortage: placement.Shortage | placement.DeviceShortage) -> str:
     """``pool p has 0 of 2 nodes free, needs 1``; a pool whose pods share nodes in devices:
     ``pool p has 4 of 16 gpu.nvidia.com free, needs 1 pod of 8 gpu.nvidia.com on one node``."""
-    if isinstance(shortage, Shortage):
+    if isinstance(shortage, placement.Shortage):
         s = shortage
         return f"pool {s.pool} has {max(s.free, 0)} of {s.nodes} nodes free, needs {s.needed}"
     have = dict(shortage.devices)
@@ -171,7 +131,7 @@ def _shortage(shortage: Shortage | DeviceShortage) -> str:
     return text + _fragmented(shortage)
 
 
-def _fragmented(shortage: DeviceShortage) -> str:
+def _fragmented(shortage: placement.DeviceShortage) -> str:
     """When enough devices are free in all but no node has them together, say so."""
     free = dict(shortage.free)
     wanted: dict[str, int] = {}
@@ -193,7 +153,7 @@ def _pods(claimed: Demand, n: int) -> str:
     return f"{text}, a node of its own (gang)" if sharing.is_gang(claimed) else text
 
 
-def _misses(misses: Sequence[PoolMiss]) -> str:
+def _misses(misses: Sequence[placement.PoolMiss]) -> str:
     if not misses:
         return ""
     texts = _unique(pool_miss(m) for m in misses)
@@ -204,34 +164,34 @@ def _misses(misses: Sequence[PoolMiss]) -> str:
     return f" ({'; '.join(shown)}{more})"
 
 
-def drop_reason(reason: DropReason) -> str:
+def drop_reason(reason: placement.DropReason) -> str:
     """Say why an existing replica leaves its cluster."""
     match reason:
-        case ClusterGone(selecting):
+        case placement.ClusterGone(selecting):
             if selecting:
                 return "its cluster no longer exists or no longer matches the clusterSelector"
             return "its cluster no longer exists"
-        case ClusterDeselected(why):
+        case placement.ClusterDeselected(why):
             return f"its cluster no longer matches: {cluster_reason(why)}"
-        case Evicted(found):
+        case placement.Evicted(found):
             return f"{taints(found)} not tolerated"
-        case PoolGone(engine, pool):
+        case placement.PoolGone(engine, pool):
             return f"pool {pool} of engine {engine} is no longer published"
-        case PoolDraining(engine, pool):
+        case placement.PoolDraining(engine, pool):
             return f"pool {pool} of engine {engine} is draining"
-        case PoolNoLongerFits(engine, pool, why):
+        case placement.PoolNoLongerFits(engine, pool, why):
             return f"pool {pool} no longer fits engine {engine}: {pool_miss(why)}"
-        case NoPoolForEngine(engine):
+        case placement.NoPoolForEngine(engine):
             return f"no pool with room on its cluster fits new engine {engine}"
-        case Overcommitted(engine, pool, needed, free):
+        case placement.Overcommitted(engine, pool, needed, free):
             return f"engine {engine} now needs {needed} nodes of pool {pool}, which has {free} free"
-        case NotAdmitted(engine, over):
+        case placement.NotAdmitted(engine, over):
             return f"engine {engine}: {overcommit(over)}"
-        case Unschedulable(message):
+        case placement.Unschedulable(message):
             return f"its pods stayed unschedulable beyond the grace period: {message}"
-        case ScaledDown():
+        case placement.ScaledDown():
             return "scaled down"
-        case Duplicate(name):
+        case placement.Duplicate(name):
             return f"{name} already holds its cluster and index"
 
 
@@ -256,36 +216,36 @@ def overcommit(over: OverCommit) -> str:
     return f"pool {over.pool} on {over.cluster} is over-committed: it has {has}, {charged}, {needs}"
 
 
-def hold(reason: Hold) -> str:
+def hold(reason: placement.Hold) -> str:
     """Say why nothing new is placed."""
     match reason:
-        case CostlySelector(engine, role, request, expression, error):
+        case placement.CostlySelector(engine, role, request, expression, error):
             # An admitted selector may be 10 KiB: shortened, so the error still shows.
             text = cut(" ".join(expression.split()), 120)
             return f"engine {engine} {role} device {request}: selector {text!r} {error}"
-        case InvalidSelector(engine, role, request, expression, error):
+        case placement.InvalidSelector(engine, role, request, expression, error):
             text = " ".join(expression.split())
             return f"engine {engine} {role} device {request}: selector {text!r} is invalid: {error}"
-        case CacheUnresolved(cache):
+        case placement.CacheUnresolved(cache):
             return f"ModelCache {cache} is not resolved"
 
 
 # Clusters that nearly fit come first: they are what an operator can act on.
 _ORDER: dict[type, int] = {
-    NoRoom: 0,
-    NoPoolFits: 1,
-    Repelled: 2,
-    NotReady: 3,
-    NoGateway: 3,
-    NoPools: 3,
-    OutsideCache: 4,
-    NotSelected: 5,
-    Held: 6,
-    NotNeeded: 7,
+    placement.NoRoom: 0,
+    placement.NoPoolFits: 1,
+    placement.Repelled: 2,
+    placement.NotReady: 3,
+    placement.NoGateway: 3,
+    placement.NoPools: 3,
+    placement.OutsideCache: 4,
+    placement.NotSelected: 5,
+    placement.Held: 6,
+    placement.NotNeeded: 7,
 }
 
 
-def summary(passed_over: Iterable[PassedOver], limit: int = SUMMARY_LIMIT) -> str:
+def summary(passed_over: Iterable[placement.PassedOver], limit: int = SUMMARY_LIMIT) -> str:
     """Say, per cluster, why it was passed over, in at most ``limit`` characters.
 
     Clusters with the same reasons are grouped; groups that nearly fit come first.
