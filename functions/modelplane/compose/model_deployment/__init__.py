@@ -97,15 +97,15 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
         model = ModelDeployment.model_validate(xr)
         deployment = read_deployment(model, xr)
     except pydantic.ValidationError as exc:
-        _hold(req, rsp, f"cannot read the deployment: {kit.summarize(exc)}", warn=True)
+        _unreadable(req, rsp, kit.summarize(exc))
         return kit.Released.NOTHING  # held: everything observed is composed again
     except ValueError as exc:
-        _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
+        _unreadable(req, rsp, _one_line(exc))
         return kit.Released.NOTHING  # held: everything observed is composed again
     try:
         strategy = read_strategy(xr)
     except rollout.StrategyError as exc:
-        _hold(req, rsp, f"cannot read the deployment: {_one_line(exc)}", warn=True)
+        _unreadable(req, rsp, _one_line(exc))
         return kit.Released.NOTHING  # held: everything observed is composed again
     require(rsp, model, deployment.namespace)
     if not (kit.was_required(req, CLUSTERS) and kit.was_required(req, REPLICAS)):
@@ -167,20 +167,23 @@ def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[Item]:
     return () if found is None else encoded_items(found)
 
 
-def _hold(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str, *, warn: bool = False
-) -> None:
-    """Keep what is composed, unchanged, and say why nothing is scheduled.
+def _unreadable(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, why: str) -> None:
+    """Keep what is composed, unchanged, and say (with a Warning event) that the
+    deployment cannot be read, so nothing is scheduled; it is not Ready meanwhile."""
+    message = f"cannot read the deployment: {why}"
+    kit.hold_and_wait(req, rsp, "ReplicasScheduled", "Scheduling", message)
+
+
+def _hold(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, message: str) -> None:
+    """Keep what is composed, unchanged, while the fleet is read: nothing is scheduled yet.
 
     The deployment is not Ready meanwhile: what it holds may all be ready, but a
-    deployment whose spec cannot be read (or whose fleet is not read yet) is not what
-    its user asked for.
+    deployment whose fleet is not read yet is not what its user asked for. Not a fault,
+    so ``ReplicasScheduled`` is Unknown and no event is emitted.
     """
     kit.hold(req, rsp)
     kit.set_ready(rsp, False)
-    kit.set_condition(rsp, "ReplicasScheduled", False if warn else None, "Scheduling", message)
-    if warn:
-        kit.warn(rsp, message)
+    kit.set_condition(rsp, "ReplicasScheduled", None, "Scheduling", message)
 
 
 def _one_line(exc: Exception) -> str:
