@@ -102,7 +102,6 @@ from modelplane.domain.scheduling.placement import (
     PoolDraining,
     PoolGone,
     PoolNoLongerFits,
-    PoolUsage,
     Repelled,
     ScaledDown,
     Unschedulable,
@@ -189,15 +188,12 @@ class _Run:
         self._options: dict[str, list[EngineOptions]] = {}
         self._gates: dict[str, tuple[ClusterReason, ...]] = {}
         own, others = self._split(fleet.replicas)
-        for replica in others:
-            self._charge_recorded(replica, 1)
-        for replica in own:
-            self._charge_recorded(replica, 1)
+        self.ledger.charge_replicas(others, 1)
+        self.ledger.charge_replicas(own, 1)
         self.before = self.ledger.snapshot()
         self.others = others
         self.kept_overcommitted: list[KeptOvercommitted] = []
-        for replica in own:
-            self._charge_recorded(replica, -1)
+        self.ledger.charge_replicas(own, -1)
         self.own = own
 
     # --- phases -------------------------------------------------------------------------
@@ -212,11 +208,7 @@ class _Run:
             self._fill()
         moving = self._settle_moves()
         passed_over = self._explain()
-        after = self.ledger.snapshot()
-        pools = tuple(
-            PoolUsage(c, p, self.ledger.nodes(c, p), self.before[(c, p)], after[(c, p)])
-            for c, p in sorted(self.ledger)
-        )
+        pools = self.ledger.usage(self.before)
         return Placement(
             wanted=self.deployment.replicas,
             replicas=tuple(k.replica for _, k in sorted(self.kept.items())),
@@ -241,8 +233,8 @@ class _Run:
             mine = replica.namespace == ns and replica.deployment == name
             (own if mine else others).append(replica)
         # Names and pins break ties, so duplicates resolve the same whatever the input order.
-        own.sort(key=lambda r: (r.cluster, r.index, r.name, [astuple(e) for e in r.engines]))
-        return own, others
+        own.sort(key=_place)
+        return _by_pins(own), others
 
     def _retain(self) -> None:
         pending: list[tuple[ExistingReplica, list[EnginePlacement], list[int]]] = []
@@ -326,7 +318,7 @@ class _Run:
         """Move the kept replicas admission refuses, unless Ready: those are reported."""
         staying = [k.source for k in self.kept.values() if k.source is not None]
         own = [*staying, *(r for r, _ in self.moving)]
-        refused = refusals(Ledger(self.clusters.values()), self.others, own)
+        refused = refusals(self.clusters.values(), self.others, own)
         for key in sorted(self.kept):
             kept = self.kept[key]
             existing = kept.source
@@ -589,6 +581,25 @@ class _Run:
     ) -> None:
         for pool, nodes, pods in charges:
             self.ledger.charge(cluster, pool, sign * nodes, pods, order)
+
+
+def _place(replica: ExistingReplica) -> tuple[str, int, str]:
+    return replica.cluster, replica.index, replica.name
+
+
+def _by_pins(replicas: list[ExistingReplica]) -> list[ExistingReplica]:
+    """Order replicas sorted by :func:`_place` by their pins too, where their places tie.
+
+    As sorting by place and pins at once (sorts are stable), but the pins, deep-copied
+    to compare, are read only for the rare duplicates, not for every replica.
+    """
+    out: list[ExistingReplica] = []
+    for _, tied in itertools.groupby(replicas, key=_place):
+        group = list(tied)
+        if len(group) > 1:
+            group.sort(key=lambda r: [astuple(e) for e in r.engines])
+        out.extend(group)
+    return out
 
 
 def _charges(engines: Iterable[EnginePlacement | PinnedEngine]) -> list[tuple[str, int, Pods]]:

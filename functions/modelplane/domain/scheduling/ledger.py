@@ -27,6 +27,7 @@ from modelplane.domain.scheduling.fleet import Demand, ExistingReplica, FleetClu
 from modelplane.domain.scheduling.placement import (
     DeviceShortage,
     NotAdmitted,
+    PoolUsage,
     Shortage,
     Unschedulable,
 )
@@ -95,7 +96,7 @@ class Ledger:
         self._nodes: dict[PoolKey, int] = {}
         self._declared: dict[PoolKey, int] = {}
         self._used: dict[PoolKey, int] = {}
-        self._ranked: dict[PoolKey, dict[Rank, int]] = {}
+        self._ranked: dict[PoolKey, dict[Rank, int]] = {}  # opened by a pool's first rank
         self._shared: dict[PoolKey, _SharedPool] = {}
         self._short: dict[PoolKey, bool] = {}  # some node offers fewer devices than declared
         for cluster in clusters:
@@ -103,7 +104,6 @@ class Ledger:
                 key = (cluster.name, pool.name)
                 self._nodes[key] = pool.usable_nodes
                 self._declared[key] = max(pool.nodes, 0)
-                self._ranked[key] = {}
                 self._used[key] = 0
                 if pool.capacity == "Devices":
                     node = sharing.shape(pool.devices)
@@ -127,13 +127,27 @@ class Ledger:
         if key in self._used:
             self._used[key] += nodes
             if rank is not None and nodes:
-                ranked = self._ranked[key]
+                ranked = self._ranked.setdefault(key, {})
                 ranked[rank] = ranked.get(rank, 0) + nodes
                 if ranked[rank] <= 0:
                     del ranked[rank]
             shared = self._shared.get(key)
             if shared is not None and pods:
                 shared.charge(pods, -1 if nodes < 0 else 1, rank)
+
+    def charge_replicas(self, replicas: Iterable[ExistingReplica], sign: int) -> None:
+        """Charge (``sign`` 1) or release (-1) what existing replicas record, ranked.
+
+        As :meth:`charge` for each pinned engine, in one loop: a fleet's every replica
+        is charged on each call, so the per-replica steps count.
+        """
+        charge, used = self.charge, self._used
+        for replica in replicas:
+            cluster, order = replica.cluster, None
+            for pinned in replica.engines:
+                if (cluster, pinned.pool) in used:  # else ignored, as charge does
+                    order = order or rank_of(replica)
+                    charge(cluster, pinned.pool, sign * pinned.nodes, pinned.pods, order)
 
     def overcommitted(self, cluster: str, pool: str) -> list[tuple[Rank, int, int]]:
         """Return the existing replicas the pool cannot hold, in admission order.
@@ -203,7 +217,19 @@ class Ledger:
 
     def snapshot(self) -> dict[PoolKey, int]:
         """Return every pool's free nodes now."""
-        return {key: self.free(*key) for key in self._used}
+        nodes = self._nodes
+        free = {key: nodes[key] - used for key, used in self._used.items()}
+        # A pool whose pods share nodes has free what its packing leaves (see free).
+        for key, shared in self._shared.items():
+            free[key] = shared.free()
+        return free
+
+    def usage(self, before: dict[PoolKey, int]) -> tuple[PoolUsage, ...]:
+        """Every pool's nodes and free nodes ``before`` (a :meth:`snapshot`) and now, sorted."""
+        nodes, after = self._nodes, self.snapshot()
+        return tuple(
+            PoolUsage(key[0], key[1], nodes[key], before[key], after[key]) for key in sorted(nodes)
+        )
 
     def room(self, cluster: str) -> Room:
         """Start trying one replica's engines on a cluster's pools."""
@@ -268,20 +294,33 @@ class Room:
 
 
 def refusals(
-    ledger: Ledger, others: Iterable[ExistingReplica], own: Sequence[ExistingReplica]
+    clusters: Iterable[FleetCluster],
+    others: Iterable[ExistingReplica],
+    own: Sequence[ExistingReplica],
 ) -> dict[Rank, NotAdmitted | Unschedulable]:
     """Say which of the deployment's replicas (``own``) their pools do not admit, and why.
 
     Every other replica of the fleet charges, as it is, and of the deployment's own
     those that stay (kept or moving): one it drops now (a duplicate, an evicted one)
-    is going and is not admitted ahead of anyone. ``ledger`` starts empty.
+    is going and is not admitted ahead of anyone. The ledger opens only the pools of
+    the clusters ``own`` is on and takes only the charges to pools ``own`` uses: what a
+    pool admits depends on its own charges alone, so the rest of the fleet (most of it)
+    would be charged for nothing.
     """
+    used = {(r.cluster, e.pool) for r in own for e in r.engines}
+    hosting = {cluster for cluster, _ in used}
+    ledger = Ledger(c for c in clusters if c.name in hosting)
     for replica in (*others, *own):
+        if replica.cluster not in hosting:
+            continue
         for pinned in replica.engines:
-            ledger.charge(replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank_of(replica))
+            if (replica.cluster, pinned.pool) in used:
+                ledger.charge(
+                    replica.cluster, pinned.pool, pinned.nodes, pinned.pods, rank_of(replica)
+                )
     mine = {rank_of(r): r for r in own}
     refused: dict[Rank, NotAdmitted | Unschedulable] = {}
-    for cluster, pool in sorted({(r.cluster, e.pool) for r in own for e in r.engines}):
+    for cluster, pool in sorted(used):
         for found, charged, needed in ledger.overcommitted(cluster, pool):
             candidate = mine.get(found)
             if candidate is not None and found not in refused:
