@@ -46,7 +46,7 @@ import heapq
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 
 from modelplane.domain.scheduling import holds, sharing
 from modelplane.domain.scheduling.admission import Rank, rank
@@ -68,6 +68,7 @@ from modelplane.domain.scheduling.fleet import (
     Pods,
     Pool,
     clusters_by_name,
+    in_place_order,
 )
 from modelplane.domain.scheduling.ledger import Ledger, refusals
 from modelplane.domain.scheduling.placement import (
@@ -232,9 +233,7 @@ class _Run:
         for replica in replicas:
             mine = replica.namespace == ns and replica.deployment == name
             (own if mine else others).append(replica)
-        # Names and pins break ties, so duplicates resolve the same whatever the input order.
-        own.sort(key=_place)
-        return _by_pins(own), others
+        return in_place_order(own), others
 
     def _retain(self) -> None:
         pending: list[tuple[ExistingReplica, list[EnginePlacement], list[int]]] = []
@@ -581,25 +580,6 @@ class _Run:
     ) -> None:
         for pool, nodes, pods in charges:
             self.ledger.charge(cluster, pool, sign * nodes, pods, order)
-
-
-def _place(replica: ExistingReplica) -> tuple[str, int, str]:
-    return replica.cluster, replica.index, replica.name
-
-
-def _by_pins(replicas: list[ExistingReplica]) -> list[ExistingReplica]:
-    """Order replicas sorted by :func:`_place` by their pins too, where their places tie.
-
-    As sorting by place and pins at once (sorts are stable), but the pins, deep-copied
-    to compare, are read only for the rare duplicates, not for every replica.
-    """
-    out: list[ExistingReplica] = []
-    for _, tied in itertools.groupby(replicas, key=_place):
-        group = list(tied)
-        if len(group) > 1:
-            group.sort(key=lambda r: [astuple(e) for e in r.engines])
-        out.extend(group)
-    return out
 
 
 def _charges(engines: Iterable[EnginePlacement | PinnedEngine]) -> list[tuple[str, int, Pods]]:

@@ -6,8 +6,9 @@ content. Label maps are sorted ``(key, value)`` tuples; build them with :func:`l
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Literal
 
 from modelplane.domain.dra import Device
@@ -283,3 +284,23 @@ def clusters_by_name(clusters: Iterable[FleetCluster]) -> dict[str, FleetCluster
         if other is None or repr(cluster) < repr(other):
             found[cluster.name] = cluster
     return dict(sorted(found.items()))
+
+
+def _place(replica: ExistingReplica) -> tuple[str, int, str]:
+    return replica.cluster, replica.index, replica.name
+
+
+def in_place_order(replicas: Iterable[ExistingReplica]) -> list[ExistingReplica]:
+    """Sort replicas by cluster, index and name, then by their pins where those tie.
+
+    Names and pins break ties, so duplicates resolve the same whatever the input order.
+    The same order as sorting by place and pins at once (sorts are stable), but the
+    pins, deep-copied to compare, are read only for the rare duplicates.
+    """
+    out: list[ExistingReplica] = []
+    for _, tied in itertools.groupby(sorted(replicas, key=_place), key=_place):
+        group = list(tied)
+        if len(group) > 1:
+            group.sort(key=lambda r: [astuple(e) for e in r.engines])
+        out.extend(group)
+    return out
