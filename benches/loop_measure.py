@@ -15,6 +15,7 @@ from typing import Any
 
 from modelplane import runtime
 
+from benches.procfs import stat_fields
 from e2e.kube import Kube
 
 METRICS = "http://127.0.0.1:8080/metrics"  # Crossplane's, inside the stack's namespace
@@ -29,22 +30,10 @@ def _children(proc: Path = Path("/proc")) -> dict[int, list[int]]:
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
-        stat = _stat_fields(entry / "stat")
+        stat = stat_fields(entry / "stat")
         if stat:
             kids.setdefault(int(stat[1]), []).append(int(entry.name))
     return kids
-
-
-def _stat_fields(path: Path) -> list[str]:
-    """A /proc stat's fields from the state on (field 3 is index 0); [] if it is gone.
-
-    The command name (field 2) may hold spaces and parentheses: it ends at the last ')'.
-    """
-    try:
-        text = path.read_text()
-    except OSError:
-        return []
-    return text[text.rindex(")") + 2 :].split()
 
 
 def cpu_seconds_of(fields: Sequence[str], ticks: int) -> float:
@@ -61,7 +50,7 @@ def tree_cpu_seconds(
     total, todo = 0.0, [pid]
     while todo:
         current = todo.pop()
-        fields = _stat_fields(proc / str(current) / "stat")
+        fields = stat_fields(proc / str(current) / "stat")
         if fields:
             total += cpu_seconds_of(fields, ticks)
         todo.extend(kids.get(current, ()))

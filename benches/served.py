@@ -15,6 +15,8 @@ from typing import TypeVar
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from benches.procfs import process_tree, stat_fields
+
 T = TypeVar("T")
 RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 MAX_MESSAGE = 256 * 1024 * 1024
@@ -66,7 +68,7 @@ class Served:
 
         Unlike wall time, it hardly grows when other work shares the cores.
         """
-        return sum(_cpu_seconds(pid) for pid in _process_tree(self.proc.pid))
+        return sum(_cpu_seconds(pid) for pid in process_tree(self.proc.pid))
 
     def peak_rss_mib(self) -> float:
         """The peak resident memory of the server, summed over its processes (Linux).
@@ -74,7 +76,7 @@ class Served:
         With ``--workers`` the served process receives every request and its workers
         compose them: each holds its own peak, and the machine pays for all of them.
         """
-        return sum(_peak_rss_mib(pid) for pid in _process_tree(self.proc.pid))
+        return sum(_peak_rss_mib(pid) for pid in process_tree(self.proc.pid))
 
     def peak_pss_mib(self, during: Callable[[], T]) -> tuple[T, float]:
         """Run ``during`` and return what it returns with the server's peak memory over it,
@@ -89,7 +91,7 @@ class Served:
         def sample() -> None:
             nonlocal peak
             while not done.is_set():
-                peak = max(peak, sum(_pss_mib(p) for p in _process_tree(self.proc.pid)))
+                peak = max(peak, sum(_pss_mib(p) for p in process_tree(self.proc.pid)))
                 done.wait(0.02)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -111,26 +113,10 @@ class Served:
             self.proc.wait(timeout=10)
 
 
-def _process_tree(pid: int) -> list[int]:
-    """A process and all its descendants (Linux; the process alone elsewhere)."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*/children"):
-            try:
-                todo += [int(child) for child in task.read_text().split()]
-            except OSError:
-                continue
-    return found
-
-
 def _cpu_seconds(pid: int) -> float:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    fields = stat_fields(Path(f"/proc/{pid}/stat"))
+    if not fields:
         return 0.0
-    fields = stat.rsplit(")", 1)[1].split()  # after the command, which may hold spaces
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 

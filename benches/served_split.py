@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from benches import goclient
 from benches.fleets import SIZES, fleet_request
-from benches.served import Served, _process_tree
+from benches.procfs import process_tree, stat_fields
+from benches.served import Served
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -36,12 +37,13 @@ class Usage(NamedTuple):
 
 def usage(pid: int) -> Usage | None:
     """A process's counters, or None if it is gone."""
+    fields = stat_fields(Path(f"/proc/{pid}/stat"))
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
         command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()  # after the command, which may hold spaces
+    if not fields:
+        return None
     return Usage(int(fields[11]), int(fields[12]), int(fields[7]), int(fields[1]), command)
 
 
@@ -56,7 +58,7 @@ def role(pid: int, root: int, found: dict[int, Usage]) -> str:
 
 def snapshot(root: int) -> dict[int, Usage]:
     """Every process of the served function, with its counters now."""
-    found = {pid: usage(pid) for pid in _process_tree(root)}
+    found = {pid: usage(pid) for pid in process_tree(root)}
     return {pid: u for pid, u in found.items() if u is not None}
 
 
