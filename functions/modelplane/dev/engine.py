@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any
 
 from google.protobuf import struct_pb2
 
@@ -172,25 +172,13 @@ def _struct(doc: Mapping[str, Any]) -> struct_pb2.Struct:
     return s
 
 
-class RenderInputs(TypedDict, total=False):
-    """What a render may be given besides the XR, its Composition and its functions.
-
-    Attributes:
-        observed: The XR's existing composed resources (see the module docstring).
-        required: Resources the pipeline's requirements are answered from.
-        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
-    """
-
-    observed: Iterable[Mapping[str, Any]]
-    required: Iterable[Mapping[str, Any]]
-    xrd: Mapping[str, Any] | None
-
-
 def build_request(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
-    **inputs: Unpack[RenderInputs],
+    observed: Iterable[Mapping[str, Any]] = (),
+    required: Iterable[Mapping[str, Any]] = (),
+    xrd: Mapping[str, Any] | None = None,
 ) -> render_pb2.RenderRequest:
     """Return the RenderRequest :func:`render_composite` sends.
 
@@ -199,9 +187,6 @@ def build_request(
     replace it.
     """
     own = store_key(xr)
-    observed = inputs.get("observed", ())
-    required = inputs.get("required", ())
-    xrd = inputs.get("xrd")
     composite = render_pb2.CompositeInput(
         composite_resource=_struct(xr),
         composition=_struct(composition),
@@ -249,10 +234,12 @@ def render_composite(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
+    observed: Iterable[Mapping[str, Any]] = (),
+    required: Iterable[Mapping[str, Any]] = (),
+    xrd: Mapping[str, Any] | None = None,
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     crossplane: Path | None = None,
-    **inputs: Unpack[RenderInputs],
 ) -> RenderOutput:
     """Reconcile ``xr`` once with ``composition`` through Crossplane's real reconciler.
 
@@ -261,9 +248,11 @@ def render_composite(
         composition: The Composition to compose it with (a Pipeline).
         functions: Function name (a pipeline step's ``functionRef.name``) to the
             ``host:port`` of a running function server speaking insecure gRPC.
+        observed: The XR's existing composed resources (see the module docstring).
+        required: Resources the pipeline's requirements are answered from.
+        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
         timeout: Seconds the engine may spend, calls to the functions included.
         crossplane: The binary to run; :func:`find_crossplane` by default.
-        inputs: The observed and required resources and the XRD (:class:`RenderInputs`).
 
     Returns:
         The reconcile's output; ``fatal`` is set when a pipeline step returned a Fatal
@@ -274,7 +263,7 @@ def render_composite(
             (a function unreachable, an invalid input); the message carries its stderr.
     """
     binary = crossplane or find_crossplane()
-    request = build_request(xr, composition, functions, **inputs)
+    request = build_request(xr, composition, functions, observed, required, xrd)
     cmd = [str(binary), "internal", "render", f"--timeout={timeout:g}s"]
     try:
         done = subprocess.run(

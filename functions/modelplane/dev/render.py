@@ -52,7 +52,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any
 
 import yaml
 
@@ -133,22 +133,13 @@ def overlay(inputs: Iterable[Doc], observed: Iterable[Doc]) -> list[Doc]:
     return merged + list(seen.values())
 
 
-class RenderOptions(TypedDict, total=False):
-    """What a render of one composite may be given besides the XR and the functions.
-
-    Attributes:
-        required: Resources the pipeline's requirements are answered from.
-        observed: The XR's existing composed resources.
-        timeout: Seconds the engine may spend (``engine.DEFAULT_TIMEOUT_SECONDS``).
-    """
-
-    required: Sequence[Mapping[str, Any]]
-    observed: Sequence[Mapping[str, Any]]
-    timeout: float
-
-
 def render_output(
-    xr: Mapping[str, Any], functions: Functions, **options: Unpack[RenderOptions]
+    xr: Mapping[str, Any],
+    functions: Functions,
+    *,
+    required: Sequence[Mapping[str, Any]] = (),
+    observed: Sequence[Mapping[str, Any]] = (),
+    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
 ) -> engine.RenderOutput:
     """Reconcile one composite once with its kind's Composition and XRD.
 
@@ -159,7 +150,6 @@ def render_output(
         RenderError: the engine failed, or a pipeline step returned a Fatal result; the
             message carries the engine's stderr.
     """
-    observed = options.get("observed", ())
     kind = str(xr.get("kind"))
     composition = yaml.safe_load(composition_for(kind).read_text())
     xrd = yaml.safe_load(definition_for(kind).read_text())
@@ -169,9 +159,9 @@ def render_output(
             composition,
             functions.for_composition(composition),
             observed=[engine.controlled_by(xr, d) for d in observed],
-            required=options.get("required", ()),
+            required=required,
             xrd=xrd,
-            timeout=options.get("timeout", engine.DEFAULT_TIMEOUT_SECONDS),
+            timeout=timeout,
         )
     except engine.EngineError as err:
         raise RenderError(str(err)) from err
@@ -242,7 +232,12 @@ def documents(out: engine.RenderOutput, *, all_events: bool = False) -> list[Doc
 
 
 def render(
-    xr: Mapping[str, Any], functions: Functions, **options: Unpack[RenderOptions]
+    xr: Mapping[str, Any],
+    functions: Functions,
+    *,
+    required: Sequence[Mapping[str, Any]] = (),
+    observed: Sequence[Mapping[str, Any]] = (),
+    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
 ) -> list[Doc]:
     """Render one composite and return its :func:`documents`.
 
@@ -252,7 +247,9 @@ def render(
     Raises:
         RenderError: see :func:`render_output`.
     """
-    return documents(render_output(xr, functions, **options))
+    return documents(
+        render_output(xr, functions, required=required, observed=observed, timeout=timeout)
+    )
 
 
 @dataclass
