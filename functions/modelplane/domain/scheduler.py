@@ -566,7 +566,7 @@ class _Run:
         self.dropped.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
 
     def _charge_recorded(self, replica: ExistingReplica, sign: int) -> None:
-        self._charge(replica.cluster, _charges(replica.engines), sign, rank(replica))
+        self.ledger.charge_replicas((replica,), sign)
 
     def _charge_engines(self, cluster: str, engines: Iterable[EnginePlacement], sign: int) -> None:
         self._charge(cluster, _charges(engines), sign)
