@@ -68,6 +68,11 @@ class GoClient:
             text=True,
         )
 
+    @property
+    def pid(self) -> int:
+        """The client's process id (its CPU shares the cores with the server's)."""
+        return self._proc.pid
+
     def _command(self, command: str, count: int) -> dict[str, Any]:
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
