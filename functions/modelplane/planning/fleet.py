@@ -9,7 +9,9 @@ as the same bytes twice). So:
   resourceVersion, read from its ``metadata`` alone (:data:`lazy.Head`); by a digest of
   its content only when it has neither (:func:`.fields.object_key`). When most of the
   last call's replicas were new, a replica's key is read from its deep decode instead
-  (:func:`.replicas.read_keyed_by_decode`), which a new one needs anyway;
+  (:func:`.replicas.read_keyed_by_decode`), which a new one needs anyway. Objects seen
+  again are found in bulk, by C-level steps alone, by the raw bytes of their uid and
+  resourceVersion (:mod:`.identities`), and only the others read one by one;
 - an object not seen before is decoded in one call as deep as it is read (a replica by
   :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
   never decoded, and read by a short path with few Python-level steps that declines
