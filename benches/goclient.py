@@ -88,9 +88,11 @@ class GoClient:
             raise ClientError(msg)
         return found
 
-    def encodings(self, count: int) -> list[bytes]:
-        """``count`` requests as Go encodes them: the template's fleet, then renewed ones."""
-        self._command("save", count)
+    def encodings(self, count: int, *, steady: bool = False) -> list[bytes]:
+        """``count`` requests as Go encodes them: the template's fleet, then renewed ones
+        (``steady``: the same objects each time, as a steady reconcile sends them, each
+        encoded anew, so their bytes still differ)."""
+        self._command("save-steady" if steady else "save", count)
         data, out, at = self._response.read_bytes(), [], 0
         while at < len(data):
             size, shift = 0, 0

@@ -14,6 +14,7 @@
 //	concurrent K   K calls at once (never-seen fleets) on the one connection
 //	save N         N encodings (the first as loaded, then renewed), uvarint-length
 //	               prefixed, to -response, without calling (for in-process profiles)
+//	save-steady N  as save, but the same objects every time (only the encoding is new)
 //	quit
 //
 // Each answer gives the wall time of each call (or of all, concurrent), the request sizes,
@@ -253,12 +254,14 @@ func (c *client) run(command string, n int) answer {
 				return fail(err)
 			}
 		}
-	case "save":
-		// N encodings of the fleet (never seen if N > 1: each renewed), one after another
-		// as length-prefixed records in -response, for profiling the server in process.
+	case "save", "save-steady":
+		// N encodings of the fleet (save: never seen if N > 1, each renewed; save-steady:
+		// the same objects every time, only their encoding new, as a steady reconcile
+		// sends them), one after another as length-prefixed records in -response, for
+		// profiling the server in process.
 		var all []byte
 		for i := 0; i < n; i++ {
-			if i > 0 {
+			if i > 0 && command == "save" {
 				c.generation++
 				c.fleet.renew(c.generation)
 			}

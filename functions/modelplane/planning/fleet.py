@@ -9,7 +9,9 @@ as the same bytes twice). So:
   resourceVersion, read from its ``metadata`` alone (:data:`lazy.Head`); by a digest of
   its content only when it has neither (:func:`.fields.object_key`). When most of the
   last call's replicas were new, a replica's key is read from its deep decode instead
-  (:func:`.replicas.read_keyed_by_decode`), which a new one needs anyway;
+  (:func:`.replicas.read_keyed_by_decode`), which a new one needs anyway. Objects seen
+  again are found in bulk, by C-level steps alone, by the raw bytes of their uid and
+  resourceVersion (:mod:`.identities`), and only the others read one by one;
 - an object not seen before is decoded in one call as deep as it is read (a replica by
   :data:`lazy.Replica`, a cluster by :data:`lazy.Tree`), so a replica's pod template is
   never decoded, and read by a short path with few Python-level steps that declines
@@ -56,12 +58,15 @@ from modelplane.domain.scheduling.fleet import (
 from modelplane.planning.cache import CacheState
 from modelplane.planning.clusters import _cluster_or_skipped
 from modelplane.planning.fields import (
+    _MISSING,
     Item,
     Skipped,
+    T,
     decoded,
     is_ready,
     object_key,
 )
+from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
 from modelplane.planning.replicas import _replica_or_skipped, read_keyed_by_decode
 
@@ -77,6 +82,9 @@ _clusters: Memo[tuple[FleetCluster | None, Skipped | None]] = MEMO.add(
 _replicas: Memo[ExistingReplica | Skipped | None] = MEMO.add(
     "replicas", _replica_or_skipped, object_key
 )
+# And found in bulk by the raw bytes of their uid and resourceVersion, once seen that way.
+_known_clusters = KnownObjects(_clusters)
+_known_replicas = KnownObjects(_replicas)
 
 NEW_SHARE = 0.5
 """When more than this share of the last call's replicas were new, each replica of this
@@ -134,8 +142,7 @@ def read_fleet(
     by_name: dict[str, FleetCluster] = {}
     skipped: list[str] = []
     complete = True
-    for obj in clusters:
-        cluster, problem = _clusters(obj)
+    for cluster, problem in _read_all(clusters, _clusters, _known_clusters):
         complete &= cluster is not None  # a cluster read without a name may still exist
         if problem is not None:
             kept = "it keeps what runs on it and gets nothing new" if cluster else "skipped"
@@ -146,8 +153,12 @@ def read_fleet(
     state = FleetState(Fleet(), by_name, skipped=skipped)
     misses = _replicas.misses
     by_decode = _LAST.new_share > NEW_SHARE or not len(_replicas)
-    for obj in replicas:
-        read = read_keyed_by_decode(obj, _replicas) if by_decode else _replicas(obj)
+    if by_decode and not _known_replicas.mostly_known(replicas):
+        reads = [_read_by_decode(obj) for obj in replicas]
+    else:
+        reads = _read_all(replicas, _replicas, _known_replicas)
+    for at, found in enumerate(reads):
+        read = found
         if isinstance(read, Skipped):
             replica = read.replica
             if deployment is None or replica is None or not replica.cluster:
@@ -165,7 +176,7 @@ def read_fleet(
             if replica.index < 0:
                 replica = replace(replica, namespace="", deployment="", index=0)
             else:
-                own = decoded(obj)  # the deployment's own few, composed from as they are
+                own = decoded(replicas[at])  # the deployment's own few, composed from as read
                 state.own.setdefault((replica.cluster, replica.index), own)
                 if is_ready(own.fields):
                     state.ready.add(replica.name)
@@ -174,6 +185,29 @@ def read_fleet(
     if replicas:
         _LAST.new_share = (_replicas.misses - misses) / len(replicas)
     return state
+
+
+def _read_all(items: Sequence[Item], memo: Memo[T], known: KnownObjects[T]) -> list[T]:
+    """What each item reads as: those remembered found in bulk by their raw identity
+    (:class:`.identities.KnownObjects`), the others keyed and read one by one."""
+    found = known.find(items)
+    if found is None:
+        return [memo(obj) for obj in items]
+    reads = found[0]
+    for at, read in enumerate(reads):
+        if read is _MISSING:
+            reads[at] = known.read(items[at])
+    return reads
+
+
+def _read_by_decode(obj: Item) -> ExistingReplica | Skipped | None:
+    """A replica likely new, keyed from its deep decode; aliased if it was remembered (an
+    object seen again: a fleet never seen twice costs no aliases)."""
+    misses = _replicas.misses
+    found: ExistingReplica | Skipped | None = read_keyed_by_decode(obj, _replicas)
+    if _replicas.misses == misses:
+        _known_replicas.learn(_replicas.last_key)
+    return found
 
 
 def _is_own(replica: ExistingReplica, deployment: Deployment) -> bool:

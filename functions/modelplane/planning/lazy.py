@@ -191,3 +191,25 @@ Replica, ReplicaSpecValue = _replica_schema()
 """A ModelReplica decoded as :data:`REPLICA_OBJECTS` and :data:`REPLICA_LISTS` say: every
 field the fleet reader reads, and a member's template only down to its own fields.
 ``ReplicaSpecValue`` is the type of a field of its ``spec`` (``engines``)."""
+
+
+def _identity_schema() -> Any:
+    """``IdStruct``: an object whose values are Values (their oneof kept, so the last kind
+    encoded wins as in a Struct), whose objects hold each value still encoded."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="modelplane/lazy/identity.proto", package=_PACKAGE, syntax="proto3"
+    )
+    _add_shape(proto, "Id{}", "IdEncodedStruct", _BYTES, with_list=False)
+    inner = proto.message_type.add(name="IdEncodedStruct")
+    entry = inner.nested_type.add(name="FieldsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=_F.TYPE_BYTES, label=_F.LABEL_OPTIONAL)
+    _message_field(inner, "fields", 1, "IdEncodedStruct.FieldsEntry", many=True)
+    return _classes(proto, "IdStruct")[0]
+
+
+Identity = _identity_schema()
+"""An object's first level, and each value of its objects (``metadata``) as its encoded
+``Value``: the least decode that gives ``metadata.uid`` and ``metadata.resourceVersion``
+as bytes, with no message per field (:mod:`.identities` keys a fleet by them)."""

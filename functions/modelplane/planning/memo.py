@@ -45,6 +45,10 @@ class Memo(Generic[T]):
         self._old: dict[Any, T] = {}
         self.misses = 0
         """How many reads were not remembered, ever: a caller's share of new objects."""
+        self._cleared: list[Callable[[], None]] = []
+        self.last_key: Any = None
+        """The key of the last read (calls of several threads may interleave: a caller
+        that aliases it (:mod:`.identities`) may miss one, never mistake it)."""
 
     def expect(self, count: int) -> None:
         """Make room for a call that reads ``count`` messages."""
@@ -59,6 +63,7 @@ class Memo(Generic[T]):
         For a caller that has the key already, from a decode of its own (``read`` must
         read as this memo's reader would: the entry is exact for its key either way).
         """
+        self.last_key = key
         found = self._young.get(key, _MISSING)
         if found is _MISSING:
             found = self._old.pop(key, _MISSING)
@@ -70,6 +75,18 @@ class Memo(Generic[T]):
             self._young[key] = cast("T", found)
         return cast("T", found)
 
+    def read_keyed(self, message: Any) -> tuple[Any, T]:
+        """``self(message)``, and the key it was remembered by."""
+        key = self._key(message)
+        return key, self.keyed(key, self._read, message)
+
+    def peek(self, keys: list[Any]) -> list[Any]:
+        """What each key's message reads as if remembered in the young generation, else
+        ``_MISSING`` (a key of None too): one C-level lookup each, nothing counted or moved,
+        for a caller that reads the others with :meth:`read_keyed`."""
+        get = self._young.get
+        return [get(key, _MISSING) for key in keys]
+
     def __len__(self) -> int:
         """How many entries are remembered, in both generations."""
         return len(self._young) + len(self._old)
@@ -78,6 +95,12 @@ class Memo(Generic[T]):
         """Forget everything (tests and benchmarks measure cold calls with it)."""
         self._young.clear()
         self._old.clear()
+        for forget in self._cleared:
+            forget()
+
+    def on_clear(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever this memo is cleared (what is derived from it goes too)."""
+        self._cleared.append(forget)
 
 
 class Memos:

@@ -20,6 +20,7 @@ A server decodes with it through ``modelplane.registry.decode_request``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from operator import attrgetter, methodcaller
 from typing import Any, overload
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -164,10 +165,19 @@ class EncodedItems(Sequence[bytes | struct_pb2.Struct]):
         for item in self._items:
             yield self._one(item)
 
+    def encodings(self) -> Iterator[bytes | None]:
+        """Each item's encoding, taken by C-level steps alone (no Python frame per item);
+        None for an item held decoded."""
+        return map(_ENCODING, map(_DETAILS, self._items))
+
     @staticmethod
     def _one(item: fnv1.Resource) -> bytes | struct_pb2.Struct:
         raw = item.connection_details.get(ENCODED)
         return item.resource if raw is None else raw
+
+
+# get, not []: reading a missing key of a protobuf map inserts it.
+_DETAILS, _ENCODING = attrgetter("connection_details"), methodcaller("get", ENCODED)
 
 
 def encoded_items(found: fnv1.Resources) -> EncodedItems:
