@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from modelplane import planning
@@ -54,26 +55,23 @@ def test_a_steady_fleet_is_found_in_bulk_and_read_once() -> None:
     assert fleet_reader._replicas.last_key is None  # found in bulk: none keyed one by one
 
 
-def test_a_new_resource_version_found_in_bulk_is_read_again() -> None:
+@pytest.mark.parametrize(
+    ("at", "cluster", "uid", "version"),
+    [(1, "c9", "u-1", "2"), (2, "c7", "u-new", "1")],
+    ids=["a new resourceVersion", "a new uid"],
+)
+def test_a_changed_identity_found_in_bulk_is_read_again(
+    at: int, cluster: str, uid: str, version: str
+) -> None:
     docs = _replicas(3)
     planning.forget()
     _steady(docs)
-    moved = _identified(other_replica("llama", "c9", "gpu-h100"), "u-1", "2")
+    changed = _identified(other_replica("llama", cluster, "gpu-h100"), uid, version)
+    fleet = [*docs[:at], changed, *docs[at + 1 :]]
     before = _misses()
-    state = planning.read_fleet([], [_encoded_in_order(d, 1) for d in (docs[0], moved, docs[2])])
+    state = planning.read_fleet([], [_encoded_in_order(d, at) for d in fleet])
     assert _misses() - before == 1
-    assert state.fleet.replicas[1].cluster == "c9"
-
-
-def test_a_new_uid_found_in_bulk_is_read_again() -> None:
-    docs = _replicas(3)
-    planning.forget()
-    _steady(docs)
-    renewed = _identified(other_replica("llama", "c7", "gpu-l4"), "u-new", "1")
-    before = _misses()
-    state = planning.read_fleet([], [_encoded_in_order(d, 0) for d in (*docs[:2], renewed)])
-    assert _misses() - before == 1
-    assert state.fleet.replicas[2].cluster == "c7"
+    assert state.fleet.replicas[at].cluster == cluster
 
 
 def test_objects_added_and_removed_are_noticed_in_bulk() -> None:
