@@ -2,7 +2,9 @@
 // does: from objects held as unstructured maps (Crossplane's cache), each request is
 // built anew with structpb.NewStruct and encoded with Go's default protobuf marshalling,
 // whose map entries (every Struct field) come out in a different order on every call.
-// All calls go over one gRPC connection, as Crossplane's function runner sends them.
+// Each requirement's objects come in a new order on every call, as Crossplane lists them
+// from its informer cache (a Go map). All calls go over one gRPC connection, as
+// Crossplane's function runner sends them.
 //
 // It reads a template request (binary RunFunctionRequest) from -request, turns every
 // Struct into a map once, then serves commands from stdin, one per line, answering one
@@ -29,6 +31,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -55,6 +58,7 @@ type fleet struct {
 	template *fnv1.RunFunctionRequest // everything but the required resources
 	required map[string][]map[string]any
 	order    []string
+	listing  *rand.Rand // the order of each listing: seeded, so every run lists alike
 }
 
 func load(path string) (*fleet, error) {
@@ -66,7 +70,7 @@ func load(path string) (*fleet, error) {
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("cannot decode %s: %w", path, err)
 	}
-	f := &fleet{required: map[string][]map[string]any{}}
+	f := &fleet{required: map[string][]map[string]any{}, listing: rand.New(rand.NewSource(1))}
 	for _, name := range []string{clusters, replicas} {
 		found, ok := req.GetRequiredResources()[name]
 		if !ok {
@@ -140,8 +144,9 @@ func (f *fleet) encode() ([]byte, error) {
 	req.RequiredResources = map[string]*fnv1.Resources{}
 	for _, name := range f.order {
 		found := &fnv1.Resources{}
-		for _, obj := range f.required[name] {
-			s, err := structpb.NewStruct(obj)
+		objs := f.required[name]
+		for _, at := range f.listing.Perm(len(objs)) {
+			s, err := structpb.NewStruct(objs[at])
 			if err != nil {
 				return nil, err
 			}

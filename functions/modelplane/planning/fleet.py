@@ -39,12 +39,18 @@ and one unreadable object never breaks a deployment:
 
 Each is named in :attr:`FleetState.skipped` or :attr:`.cache.CacheState.problem`, which
 :func:`warnings` turns into the Warning the function reports.
+
+Crossplane lists required resources from its informer cache, whose store is a Go map: the
+fleet comes in a new order on every call. The fleet is handed on in one order (clusters
+and replicas by name) and the Warning names objects in text order, so a steady fleet is
+the same fleet to the placement memo and gives the same response, however it was listed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 
 from google.protobuf import struct_pb2 as structpb
 
@@ -181,10 +187,18 @@ def read_fleet(
                 if is_ready(own.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
-    state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
+    state.clusters = dict(sorted(by_name.items()))
+    existing.sort(key=_LISTING_ORDER)
+    state.fleet = Fleet(tuple(state.clusters.values()), tuple(existing), complete)
     if replicas:
         _LAST.new_share = (_replicas.misses - misses) / len(replicas)
     return state
+
+
+# By name alone: a third of the cost of a tuple key (4 against 13 ms at L, loaded). Two
+# replicas of one name in two namespaces keep the list's order between them, which costs
+# at most a placement memo miss (the placement does not depend on the order).
+_LISTING_ORDER = attrgetter("name")
 
 
 def _read_all(items: Sequence[Item], memo: Memo[T], known: KnownObjects[T]) -> list[T]:
@@ -230,7 +244,10 @@ def warnings(state: FleetState, cache: CacheState | None = None) -> list[str]:
     It names the first :data:`WARNING_NAMES` objects, each with its bad field, and
     counts the rest, so a fleet of bad objects does not flood the composite's events.
     """
-    problems = [*state.skipped, *([cache.problem] if cache is not None and cache.problem else [])]
+    problems = [
+        *sorted(state.skipped),
+        *([cache.problem] if cache is not None and cache.problem else []),
+    ]
     if not problems:
         return []
     named = "; ".join(problems[:WARNING_NAMES])
