@@ -11,7 +11,7 @@ from modelplane import planning, registry, runtime
 
 from benches.fleets import fleet_request
 from tests.compose.deployments import inference_cluster, other_replica
-from tests.compose.test_fleet_read import _deployment
+from tests.compose.test_fleet_read import _deployment, unreadable_replicas
 
 ORDERS = 3
 
@@ -57,11 +57,7 @@ def test_a_fleet_listed_anew_is_scheduled_once_and_answered_the_same() -> None:
 
 
 def test_the_warning_names_the_same_objects_in_any_order() -> None:
-    bad = []
-    for i in range(5):
-        replica = other_replica(f"theirs-{i}", "eks-a", "gpu-l4")
-        replica["spec"]["engines"] = "x"
-        bad.append(planning.as_struct(replica))
+    bad = unreadable_replicas(5)
     warnings = []
     for seed in range(ORDERS):
         random.Random(seed).shuffle(bad)

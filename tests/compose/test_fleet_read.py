@@ -420,13 +420,18 @@ def test_an_unreadable_cache_keeps_what_is_placed() -> None:
 # --- the Warning ----------------------------------------------------------------------------
 
 
-def test_the_warning_names_three_and_counts_the_rest() -> None:
+def unreadable_replicas(count: int) -> list[Any]:
+    """``count`` replicas of other deployments whose ``spec.engines`` is no list."""
     bad = []
-    for i in range(5):
+    for i in range(count):
         replica = other_replica(f"theirs-{i}", "eks-a", "gpu-l4")
         replica["spec"]["engines"] = "x"
         bad.append(planning.as_struct(replica))
-    state = planning.read_fleet([], bad, _deployment())
+    return bad
+
+
+def test_the_warning_names_three_and_counts_the_rest() -> None:
+    state = planning.read_fleet([], unreadable_replicas(5), _deployment())
     (warning,) = planning.warnings(state)
     assert warning.startswith("cannot read 5 fleet object(s): ModelReplica other-team/theirs-0")
     assert warning.count("spec.engines is a string, not a list") == 3
