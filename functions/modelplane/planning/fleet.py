@@ -48,6 +48,7 @@ the same fleet to the placement memo and gives the same response, however it was
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
@@ -60,6 +61,7 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
+    clusters_by_name,
 )
 from modelplane.planning.cache import CacheState
 from modelplane.planning.clusters import _cluster_or_skipped
@@ -145,7 +147,7 @@ def read_fleet(
     replicas = replicas if isinstance(replicas, Sequence) else list(replicas)
     _clusters.expect(len(clusters))
     _replicas.expect(len(replicas))
-    by_name: dict[str, FleetCluster] = {}
+    read_clusters: list[FleetCluster] = []
     skipped: list[str] = []
     complete = True
     for cluster, problem in _read_all(clusters, _clusters, _known_clusters):
@@ -154,7 +156,9 @@ def read_fleet(
             kept = "it keeps what runs on it and gets nothing new" if cluster else "skipped"
             skipped.append(f"{problem.what}: {problem.problem} ({kept})")
         if cluster is not None:
-            by_name.setdefault(cluster.name, cluster)
+            read_clusters.append(cluster)
+    # By name, as the scheduler indexes them: in one order however they were listed.
+    by_name = clusters_by_name(read_clusters)
     existing: list[ExistingReplica] = []
     state = FleetState(Fleet(), by_name, skipped=skipped)
     misses = _replicas.misses
@@ -187,9 +191,8 @@ def read_fleet(
                 if is_ready(own.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
-    state.clusters = dict(sorted(by_name.items()))
     existing.sort(key=_LISTING_ORDER)
-    state.fleet = Fleet(tuple(state.clusters.values()), tuple(existing), complete)
+    state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
     if replicas:
         _LAST.new_share = (_replicas.misses - misses) / len(replicas)
     return state
@@ -215,13 +218,11 @@ def _read_all(items: Sequence[Item], memo: Memo[T], known: KnownObjects[T]) -> l
 
 
 def _read_by_decode(obj: Item) -> ExistingReplica | Skipped | None:
-    """A replica likely new, keyed from its deep decode; aliased if it was remembered (an
-    object seen again: a fleet never seen twice costs no aliases)."""
-    misses = _replicas.misses
-    found: ExistingReplica | Skipped | None = read_keyed_by_decode(obj, _replicas)
-    if _replicas.misses == misses:
-        _known_replicas.learn(_replicas.last_key)
-    return found
+    """A replica likely new, keyed from its deep decode (aliased if it was remembered)."""
+    return _known_replicas.read(obj, _KEYED_BY_DECODE)
+
+
+_KEYED_BY_DECODE = functools.partial(read_keyed_by_decode, memo=_replicas)
 
 
 def _is_own(replica: ExistingReplica, deployment: Deployment) -> bool:

@@ -20,7 +20,7 @@ them, is simply not found, and read the exact way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, Generic
 
@@ -116,14 +116,14 @@ class KnownObjects(Generic[T]):
         found = self.find(probe)
         return found is not None and 2 * found[0].count(_MISSING) < len(probe)
 
-    def read(self, item: Item) -> T:
-        """What ``item`` reads as, keyed the exact way; its key is aliased when it was
-        remembered (an object is aliased once seen again, so a fleet never seen twice
-        costs no aliases)."""
+    def read(self, item: Item, read: Callable[[Item], T] | None = None) -> T:
+        """What ``item`` reads as, keyed the exact way (by the memo, or by ``read``, which
+        reads through it); its key is aliased when it was remembered (an object is
+        aliased once seen again, so a fleet never seen twice costs no aliases)."""
         misses = self._memo.misses
-        key, found = self._memo.read_keyed(item)
+        found = (read or self._memo)(item)
         if self._memo.misses == misses:
-            self.learn(key)
+            self.learn(self._memo.last_key)
         return found
 
     def learn(self, key: object) -> None:

@@ -75,15 +75,10 @@ class Memo(Generic[T]):
             self._young[key] = cast("T", found)
         return cast("T", found)
 
-    def read_keyed(self, message: Any) -> tuple[Any, T]:
-        """``self(message)``, and the key it was remembered by."""
-        key = self._key(message)
-        return key, self.keyed(key, self._read, message)
-
     def peek(self, keys: list[Any]) -> list[Any]:
         """What each key's message reads as if remembered in the young generation, else
         ``_MISSING`` (a key of None too): one C-level lookup each, nothing counted or moved,
-        for a caller that reads the others with :meth:`read_keyed`."""
+        for a caller that reads the others one by one."""
         get = self._young.get
         return [get(key, _MISSING) for key in keys]
 
