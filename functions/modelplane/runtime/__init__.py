@@ -27,7 +27,7 @@ A ModelDeployment call's path to its composer, with workers (the default):
 """
 
 from modelplane.runtime import callstats
-from modelplane.runtime.command import cli, select
+from modelplane.runtime.command import cli, default_workers, select
 from modelplane.runtime.dispatch import (
     DEADLINE_MESSAGE,
     deadline_of,
@@ -64,6 +64,7 @@ __all__ = [
     "callstats",
     "cli",
     "deadline_of",
+    "default_workers",
     "failed_in",
     "identify",
     "invalid_message",
