@@ -23,8 +23,8 @@ from pathlib import Path
 from benches import goclient
 from benches.bench_server import Served
 from benches.fleets import fleet_request
-from benches.procfs import process_tree, stat_fields
-from benches.served_split import TICKS, per_call, snapshot
+from benches.procfs import cpu_seconds, peak_rss_mib, process_tree
+from benches.served_split import per_call, snapshot
 
 
 class _From(Served):
@@ -60,21 +60,9 @@ def _name(source: str) -> str:
     return (Path(path).parent.name if path else "here") + (f" x{rest}" if rest else "")
 
 
-def _cpu(pid: int) -> float:
-    fields = stat_fields(Path(f"/proc/{pid}/stat"))
-    return (int(fields[11]) + int(fields[12])) / TICKS if fields else 0.0
-
-
 def _peak_rss(root: int) -> str:
     """Each process's peak RSS (MiB) so far, largest first."""
-    peaks = []
-    for pid in process_tree(root):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        kib = next((int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:")), 0)
-        peaks.append(kib / 1024)
+    peaks = [peak_rss_mib(pid) for pid in process_tree(root)]
     return "/".join(f"{p:.0f}" for p in sorted(peaks, reverse=True) if p > 1)
 
 
@@ -100,11 +88,11 @@ def main() -> None:
             # Each round in the other order: the second meets what the first left behind.
             for source, served, client in servers if at % 2 == 0 else servers[::-1]:
                 root = served.proc.pid
-                before, go0 = snapshot(root), _cpu(client.pid)
+                before, go0 = snapshot(root), cpu_seconds(client.pid)
                 seq = sum(client.run("new", 2).seconds)
-                middle, go1 = snapshot(root), _cpu(client.pid)
+                middle, go1 = snapshot(root), cpu_seconds(client.pid)
                 conc = client.run("concurrent", 4).seconds[0]
-                after, go2 = snapshot(root), _cpu(client.pid)
+                after, go2 = snapshot(root), cpu_seconds(client.pid)
                 found[source]["seq"].append(seq)
                 found[source]["conc"].append(conc)
                 print(

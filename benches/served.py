@@ -3,19 +3,17 @@ local socket, with what its processes pay: CPU time, peak RSS and peak PSS from 
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from benches.procfs import process_tree, stat_fields
+from benches.procfs import cpu_seconds, peak_rss_mib, process_tree, pss_mib
 
 T = TypeVar("T")
 RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
@@ -68,7 +66,7 @@ class Served:
 
         Unlike wall time, it hardly grows when other work shares the cores.
         """
-        return sum(_cpu_seconds(pid) for pid in process_tree(self.proc.pid))
+        return sum(cpu_seconds(pid) for pid in process_tree(self.proc.pid))
 
     def peak_rss_mib(self) -> float:
         """The peak resident memory of the server, summed over its processes (Linux).
@@ -76,7 +74,7 @@ class Served:
         With ``--workers`` the served process receives every request and its workers
         compose them: each holds its own peak, and the machine pays for all of them.
         """
-        return sum(_peak_rss_mib(pid) for pid in process_tree(self.proc.pid))
+        return sum(peak_rss_mib(pid) for pid in process_tree(self.proc.pid))
 
     def peak_pss_mib(self, during: Callable[[], T]) -> tuple[T, float]:
         """Run ``during`` and return what it returns with the server's peak memory over it,
@@ -91,7 +89,7 @@ class Served:
         def sample() -> None:
             nonlocal peak
             while not done.is_set():
-                peak = max(peak, sum(_pss_mib(p) for p in process_tree(self.proc.pid)))
+                peak = max(peak, sum(pss_mib(p) for p in process_tree(self.proc.pid)))
                 done.wait(0.02)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -111,30 +109,3 @@ class Served:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = stat_fields(Path(f"/proc/{pid}/stat"))
-    if not fields:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
-def _pss_mib(pid: int) -> float:
-    """A process's proportional set size now (Linux; 0 elsewhere)."""
-    return _proc_mib(pid, "smaps_rollup", "Pss:")
-
-
-def _peak_rss_mib(pid: int) -> float:
-    """A process's peak resident memory (Linux; 0 elsewhere)."""
-    return _proc_mib(pid, "status", "VmHWM:")
-
-
-def _proc_mib(pid: int, name: str, field: str) -> float:
-    """A ``field: N kB`` line of ``/proc/<pid>/<name>`` in MiB; 0 if the process is gone."""
-    try:
-        text = Path(f"/proc/{pid}/{name}").read_text()
-    except OSError:
-        return 0.0
-    line = next((x for x in text.splitlines() if x.startswith(field)), f"{field} 0 kB")
-    return int(line.split()[1]) / 1024
