@@ -61,7 +61,6 @@ from modelplane.domain.scheduling.fleet import (
     ExistingReplica,
     Fleet,
     FleetCluster,
-    clusters_by_name,
 )
 from modelplane.planning.cache import CacheState
 from modelplane.planning.clusters import _cluster_or_skipped
@@ -147,7 +146,7 @@ def read_fleet(
     replicas = replicas if isinstance(replicas, Sequence) else list(replicas)
     _clusters.expect(len(clusters))
     _replicas.expect(len(replicas))
-    read_clusters: list[FleetCluster] = []
+    by_name: dict[str, FleetCluster] = {}
     skipped: list[str] = []
     complete = True
     for cluster, problem in _read_all(clusters, _clusters, _known_clusters):
@@ -156,9 +155,7 @@ def read_fleet(
             kept = "it keeps what runs on it and gets nothing new" if cluster else "skipped"
             skipped.append(f"{problem.what}: {problem.problem} ({kept})")
         if cluster is not None:
-            read_clusters.append(cluster)
-    # By name, as the scheduler indexes them: in one order however they were listed.
-    by_name = clusters_by_name(read_clusters)
+            by_name.setdefault(cluster.name, cluster)
     existing: list[ExistingReplica] = []
     state = FleetState(Fleet(), by_name, skipped=skipped)
     misses = _replicas.misses
@@ -191,8 +188,9 @@ def read_fleet(
                 if is_ready(own.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
+    state.clusters = dict(sorted(by_name.items()))
     existing.sort(key=_LISTING_ORDER)
-    state.fleet = Fleet(tuple(by_name.values()), tuple(existing), complete)
+    state.fleet = Fleet(tuple(state.clusters.values()), tuple(existing), complete)
     if replicas:
         _LAST.new_share = (_replicas.misses - misses) / len(replicas)
     return state
