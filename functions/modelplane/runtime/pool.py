@@ -221,53 +221,66 @@ class ComputePool:
             slot.composing.pop(call_id, None)
             self._deliver(slot, call_id, (kind, payload))
         slot.dead = True
-        for call_id in list(slot.waiting):
-            self._deliver(slot, call_id, ("died", b""))
-        self._replace(slot)
+        try:
+            # Said before its calls fail: a caller told of the death may stop the server
+            # at once, and a stopping pool says nothing more.
+            delay = self._mourn(slot)
+        finally:
+            for call_id in list(slot.waiting):
+                self._deliver(slot, call_id, ("died", b""))
+        if delay is not None:
+            self._replace(delay)
 
     def _deliver(self, slot: _Slot, call_id: int, result: tuple[str, bytes]) -> None:
         waiter = slot.waiting.get(call_id)
         if waiter is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(_resolve, waiter, result)
 
-    def _replace(self, slot: _Slot) -> None:
-        """Start a worker in place of one that died, after a back-off; give up (and stop
-        the server) when workers keep dying."""
-        code = _reap(slot.process)
+    def _mourn(self, slot: _Slot) -> float | None:
+        """Take a dead worker out and say why it died; the back-off before replacing it,
+        or None: it is not replaced (the pool is stopping, or gives up)."""
+        code = _reap(slot.process, WORKER_STOP_SECONDS)
+        if code is None:  # its pipe closed but it lingers: its calls must not wait on it
+            slot.process.kill()
+            code = _reap(slot.process)
         with self._lock:
             if self._closing:
-                return
+                return None
             self._slots.remove(slot)
-        why = f"worker {slot.process.pid} {_exit_reason(code)} {_doing(slot)}"
-        while True:
-            delay = self._count_death()
-            if delay is None:
-                self._fail(f"{why}; {RESTARTS_PER_MINUTE + 1} workers died within a minute")
-                return
-            _say(f"{why}; starting another" + (f" in {delay:g} s" if delay else ""))
-            if self._closed.wait(delay):
-                return
+        return self._count_death(f"worker {slot.process.pid} {_exit_reason(code)} {_doing(slot)}")
+
+    def _replace(self, delay: float) -> None:
+        """Start a worker in place of one that died, after ``delay``; each start that
+        fails counts as a death (workers that keep dying stop the server)."""
+        while not self._closed.wait(delay):
             try:
                 fresh = self._spawn()
             except PoolError as err:
-                why = f"cannot start a worker: {err}"
+                next_delay = self._count_death(f"cannot start a worker: {err}")
+                if next_delay is None:
+                    return
+                delay = next_delay
                 continue
-            break
-        with self._lock:
-            if not self._closing:
-                self._slots.append(fresh)
-                return
-        fresh.send(worker.STOP)
+            with self._lock:
+                if not self._closing:
+                    self._slots.append(fresh)
+                    return
+            fresh.send(worker.STOP)
+            return
 
-    def _count_death(self) -> float | None:
-        """Record a death; the back-off before replacing it, or None: too many."""
+    def _count_death(self, why: str) -> float | None:
+        """Record a death and say ``why``; the back-off before replacing it, or None: too
+        many in a minute, and the pool gives up."""
         with self._lock:
             now = time.monotonic()
             self._deaths = [t for t in self._deaths if now - t < 60] + [now]
             recent = len(self._deaths)
         if recent > RESTARTS_PER_MINUTE:
+            self._fail(f"{why}; {RESTARTS_PER_MINUTE + 1} workers died within a minute")
             return None
-        return RESTART_BACKOFF_SECONDS[min(recent, len(RESTART_BACKOFF_SECONDS)) - 1]
+        delay = RESTART_BACKOFF_SECONDS[min(recent, len(RESTART_BACKOFF_SECONDS)) - 1]
+        _say(f"{why}; starting another" + (f" in {delay:g} s" if delay else ""))
+        return delay
 
     def _fail(self, why: str) -> None:
         with self._lock:
