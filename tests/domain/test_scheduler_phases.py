@@ -13,6 +13,7 @@ from modelplane.domain.scheduling.placement import (
     ClusterGone,
     Duplicate,
     Evicted,
+    NotAdmitted,
     Overcommitted,
     PoolGone,
     PoolNoLongerFits,
@@ -27,6 +28,7 @@ from tests.domain.scheduler_kit import (
     existing,
     fleet,
     gpu,
+    leader,
     memory_at_least,
     pool,
     reasons,
@@ -34,6 +36,7 @@ from tests.domain.scheduler_kit import (
     run,
     standalone,
     where,
+    worker,
 )
 from tests.domain.test_scheduler import (
     EVICTING,
@@ -412,3 +415,41 @@ def test_scale_down(
     dropped = [(d.cluster, d.index) for d in placement.dropped]
     assert dropped == sorted(set(placed) - set(want))
     assert all(type(d.cluster) is str for d in placement.dropped)
+
+
+# --- a moving replica that goes frees its room for the replacement in the same call -----
+# (found by test_scheduler_properties: each took a second reconcile to place one)
+
+
+def test_a_refused_replica_that_goes_leaves_its_room_to_its_replacement_at_once() -> None:
+    # An edit shrank the pending replica from two nodes to one; its pool has one node
+    # left, so the pool does not admit it as recorded and no replacement fits beside it.
+    # It goes, and its replacement takes the room it held: same call, under a new name
+    # (Crossplane is deleting the old one's).
+    dep = deployment("qwen", 1, engine("e0", standalone(request("gpu", 1))))
+    shrunk = existing("qwen", "c1", 0, {"e0": ("gpu", 2)})
+    placement = run(dep, fleet(cluster("c1", pool("gpu", 1, gpu())), replicas=[shrunk]))
+    assert [(d.name, type(d.reason)) for d in placement.dropped] == [("qwen-c1-0", NotAdmitted)]
+    assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("c1", 1, True)]
+    assert placement.moving == ()
+
+
+def test_a_moving_replica_not_kept_leaves_its_room_to_the_replacement_at_once() -> None:
+    # An edit added a GPU to engine e0, whose pool p1 has no node: both replicas must
+    # move. One stays while its replacement starts; the other goes, and the replacement
+    # takes the p2 node its engine e1 held.
+    dep = deployment(
+        "qwen",
+        1,
+        engine("e0", standalone(request("gpu", 1))),
+        engine("e1", leader(), worker(1)),
+    )
+    pools = (pool("p1", 0, gpu()), pool("p2", 1, gpu()))
+    replicas = [
+        existing("qwen", "c1", 0, {"e0": ("p1", 0), "e1": ("p1", 0)}),
+        existing("qwen", "c1", 1, {"e0": ("p1", 0), "e1": ("p2", 1)}),
+    ]
+    placement = run(dep, fleet(cluster("c1", *pools), replicas=replicas))
+    assert [(m.name, type(m.reason)) for m in placement.moving] == [("qwen-c1-0", Overcommitted)]
+    assert [(d.name, type(d.reason)) for d in placement.dropped] == [("qwen-c1-1", Overcommitted)]
+    assert [(r.cluster, r.index, r.new) for r in placement.replicas] == [("c1", 2, True)]

@@ -207,7 +207,13 @@ class _Run:
         self._scale_down()
         if self.hold is None:
             self._fill()
+        settled = len(self.dropped)
+        self._drop_refused_without_room()
         moving = self._settle_moves()
+        if self.hold is None and len(self.dropped) > settled:
+            # Fill again in the room the dropped moving replicas held: the placement a
+            # next call would make is made now, so one call converges.
+            self._fill()
         passed_over = self._explain()
         pools = self.ledger.usage(self.before)
         return Placement(
@@ -395,6 +401,27 @@ class _Run:
             self._add(_Kept(placed, _charges(engines)))
             heapq.heappush(heap, (count + 1, name))
 
+    def _drop_refused_without_room(self) -> None:
+        """Drop the moving replicas their pool does not admit, when fill fell short.
+
+        A replica its pool does not admit, and not Ready, serves nothing: it stays only
+        while a replacement starts; with no room for one it goes now, and the nodes it
+        held are free for fill again (its pods would wait for a node forever). A stuck one
+        (Unschedulable) stays instead: the ledger had room for it, so dropping it would
+        only place it there again, stuck again after the grace; its pods start as soon
+        as the cluster frees a node.
+        """
+        if len(self.kept) >= max(self.deployment.replicas, 0):
+            return
+        staying: list[tuple[ExistingReplica, DropReason]] = []
+        for replica, reason in self.moving:
+            serving = replica.ready or replica.name in self.ready
+            if isinstance(reason, NotAdmitted) and not serving:
+                self._release(replica, reason)
+            else:
+                staying.append((replica, reason))
+        self.moving = staying
+
     def _settle_moves(self) -> tuple[DroppedReplica, ...]:
         """Keep as many moving replicas as the Ready ones fall short of ``spec.replicas``.
 
@@ -408,27 +435,21 @@ class _Run:
             self.moving, key=lambda m: (m[0].name not in self.ready, m[0].cluster, m[0].index)
         )
         staying: list[DroppedReplica] = []
-        # A replica its pool does not admit, and not Ready, serves nothing: it stays
-        # only while a replacement starts; with no room for one it goes now, and the
-        # shortfall says why (its pods would wait for a node forever). A stuck one
-        # (Unschedulable) stays instead: the ledger had room for it, so dropping it
-        # would only place it there again, stuck again after the grace; its pods start
-        # as soon as the cluster frees a node.
-        short = len(self.kept) < wanted
         for replica, reason in order:
-            refused = isinstance(reason, NotAdmitted)
-            if refused and short and replica.name not in self.ready and not replica.ready:
-                self._charge_recorded(replica, -1)
-                self.reserved[replica.cluster].discard(replica.index)
-                self._drop(replica, reason)
-                continue
-            if len(staying) < keep:  # a refused one dropped above takes no place
+            if len(staying) < keep:
                 staying.append(DroppedReplica(replica.cluster, replica.index, replica.name, reason))
-                continue
-            self._charge_recorded(replica, -1)
-            self.reserved[replica.cluster].discard(replica.index)
-            self._drop(replica, reason)
+            else:
+                self._release(replica, reason)
         return tuple(sorted(staying, key=lambda d: (d.cluster, d.index, d.name)))
+
+    def _release(self, replica: ExistingReplica, reason: DropReason) -> None:
+        """Drop a moving replica, and with it what it charges.
+
+        Its index stays reserved: a replacement placed after it gets a name of its own,
+        not the one Crossplane is deleting.
+        """
+        self._charge_recorded(replica, -1)
+        self._drop(replica, reason)
 
     def _explain(self) -> tuple[PassedOver, ...]:
         used = {cluster for cluster, _ in self.kept}
