@@ -29,7 +29,7 @@ from e2e.fleet import plan as fleet_plan
 from e2e.fleet.context import Fleet, gpu_pods
 from e2e.fleet.deploy_scenarios import check_replica, check_service
 from e2e.fleet.serving import scale_ready
-from e2e.kube import Obj, condition_true, dig
+from e2e.kube import Obj, condition_true, conditions, dig
 
 SETTLE_SECONDS = 300
 INTERVAL = 2.0
@@ -86,6 +86,8 @@ class Watch:
         self.broken: list[str] = []
         self.saw_draining = False
         self.replacement_ready = False
+        self.was_ready: set[str] = set()
+        self.last_line = ""
 
     def observe(self) -> tuple[Obj, str] | None:
         """Check one observation; return the Ready replacement and its cluster once done."""
@@ -102,9 +104,14 @@ class Watch:
             for r in sorted(replicas, key=lambda r: r["metadata"]["name"])
         )
         line = f"{len(ready)} Ready [{where}] pool {self.pool}: {state}"
-        if not self.timeline or self.timeline[-1].split(": ", 1)[1] != line:
+        if line != self.last_line:
             self.timeline.append(f"{time.monotonic() - self.started:.0f}s: {line}")
+            self.last_line = line
         at = f"at {time.monotonic() - self.started:.0f}s"
+        for lost in sorted(self.was_ready - {r["metadata"]["name"] for r in ready}):
+            gone = next((r for r in replicas if r["metadata"]["name"] == lost), None)
+            self.timeline.append(f"{at}: {lost} no longer Ready: {_why_not_ready(gone)}")
+        self.was_ready = {r["metadata"]["name"] for r in ready}
         if not ready:
             self.broken.append(f"{at}: no Ready replica of qwen-demo")
         if self.old in names:
@@ -120,6 +127,18 @@ class Watch:
         if state != "gone" or len(others) != 1 or pinned_pool(others[0]) == self.pool:
             return None
         return others[0], str(dig(others[0], "spec", "clusterName"))
+
+
+def _why_not_ready(replica: Obj | None) -> str:
+    """A replica's Ready and ModelReady reasons and messages: what a flicker was."""
+    if replica is None:
+        return "deleted"
+    found = conditions(replica)
+    return "; ".join(
+        f"{kind} {c.get('status')} {c.get('reason')}: {c.get('message', '')}".strip()
+        for kind in ("Ready", "ModelReady")
+        if (c := found.get(kind))
+    )
 
 
 def pool_removal(ctx: Fleet) -> None:
