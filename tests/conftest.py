@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 from modelplane.dev import engine, render
 from modelplane.planning import agreement
 
@@ -13,6 +14,13 @@ from modelplane.planning import agreement
 # careful readers (planning.agreement); function servers the tests start inherit it.
 os.environ["MODELPLANE_CHECK_READERS"] = "1"
 agreement.CHECKING = True
+
+# The property tests explore new examples on every run (a failure found is kept in
+# .hypothesis and replayed first), except where HYPOTHESIS_PROFILE=ci (.ci/run): there
+# each property runs the same examples every time, so a submission's CI never fails on
+# an example no earlier run tried.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
