@@ -31,7 +31,11 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
    the ModelCache footprint, tolerating every taint, and with a pool for every engine
    that has the free nodes for it.
 5. **Settle moves.** Of the replicas that must move, keep as many as the Ready
-   replicas fall short of ``spec.replicas`` (the Ready ones first), and drop the rest.
+   replicas fall short of ``spec.replicas`` (the Ready ones first), and drop the rest
+   (first, when fill fell short, those their pool does not admit and not Ready: they
+   serve nothing). What the dropped ones held is filled again at once, each
+   replacement at a new index (not the name Crossplane is deleting), so the next call
+   has nothing left to place.
 6. **Explain.** Every cluster that cannot take one more replica, or was not needed,
    gets typed reasons.
 
