@@ -15,27 +15,30 @@ from modelplane.domain.taints import Taint
 
 
 @dataclass(frozen=True)
-class SelectorMiss:
-    """No device of the pool satisfies this selector of the request (with the others)."""
+class OnRequest:
+    """What every miss of one device request of the member names: that request."""
 
     request: str
+
+
+@dataclass(frozen=True)
+class SelectorMiss(OnRequest):
+    """No device of the pool satisfies this selector of the request (with the others)."""
+
     selector: str
 
 
 @dataclass(frozen=True)
-class CountMiss:
+class CountMiss(OnRequest):
     """Devices match the request, but a node has fewer of them than each pod needs."""
 
-    request: str
     want: int
     have: int
 
 
 @dataclass(frozen=True)
-class NothingOffered:
+class NothingOffered(OnRequest):
     """The pool's class offers no devices at all (none, or only ``count: 0``)."""
-
-    request: str
 
 
 @dataclass(frozen=True)
@@ -216,28 +219,28 @@ class Evicted:
 
 
 @dataclass(frozen=True)
-class PoolGone:
-    """An engine's pinned pool is no longer published by the cluster."""
+class OnPinnedPool:
+    """What every reason about an engine's pinned pool names: the engine and that pool."""
 
     engine: str
     pool: str
 
 
 @dataclass(frozen=True)
-class PoolDraining:
+class PoolGone(OnPinnedPool):
+    """An engine's pinned pool is no longer published by the cluster."""
+
+
+@dataclass(frozen=True)
+class PoolDraining(OnPinnedPool):
     """An engine's pinned pool is draining: removed from (or replaced in) its cluster's
     spec, kept only until the replicas pinned there have moved (make before break)."""
 
-    engine: str
-    pool: str
-
 
 @dataclass(frozen=True)
-class PoolNoLongerFits:
+class PoolNoLongerFits(OnPinnedPool):
     """An engine's pinned pool no longer fits its (edited) device selectors."""
 
-    engine: str
-    pool: str
     miss: PoolMiss
 
 
@@ -249,11 +252,9 @@ class NoPoolForEngine:
 
 
 @dataclass(frozen=True)
-class Overcommitted:
-    """An edit grew the replica's footprint beyond what its pool has free."""
+class Overcommitted(OnPinnedPool):
+    """An edit grew the replica's footprint beyond what its pinned pool has free."""
 
-    engine: str
-    pool: str
     needed: int
     free: int
 

@@ -66,18 +66,23 @@ class InvalidEngineError(SpecError):
 
 
 @dataclass(frozen=True)
-class Single:
-    """An engine of one Standalone member: one pod per copy."""
+class EngineShape:
+    """What every shape of an engine names: the one node pool its members share."""
 
     pool: str
+
+
+@dataclass(frozen=True)
+class Single(EngineShape):
+    """An engine of one Standalone member: one pod per copy."""
+
     member: Member
 
 
 @dataclass(frozen=True)
-class Gang:
+class Gang(EngineShape):
     """An engine of one Leader and one Worker member: ``1 + worker.nodes`` pods per copy."""
 
-    pool: str
     leader: Member
     worker: Member
 
