@@ -13,12 +13,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane.dev import render
+from modelplane.runtime.pool import ComputePool
 
 from tests.requests import conditions, request
 from tests.test_main import (
@@ -77,7 +79,7 @@ def test_workers_killed_in_a_loop_stop_the_server_with_a_non_zero_exit() -> None
         "starting another in 4 s",
     ]
     assert said[-1].endswith(stop), "the exit's one line says why, last"
-    assert not any("Traceback" in line for line in said)
+    assert not any("Traceback" in line for line in said), "\n".join(said)
 
 
 def test_a_workers_death_names_the_composite_it_was_composing(
@@ -144,3 +146,31 @@ def test_the_server_logs_one_line_on_start_and_takes_a_go_style_address() -> Non
         "workers": 2,
         "kinds": ["InferenceClass", "ModelEndpoint"],
     }
+
+
+def test_a_workers_results_are_read_only_once_it_is_in_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker killed the moment it started used to be mourned by a reader thread that
+    # began before its slot joined the pool: taking it out raised (a Traceback on
+    # stderr, seen under load in the crash-loop test above) and it was never replaced.
+    joined: list[bool] = []
+    read = ComputePool._read
+
+    def reading(pool: ComputePool, slot: Any) -> None:
+        with pool._lock:
+            joined.append(slot in pool._slots)
+        read(pool, slot)
+
+    monkeypatch.setattr(ComputePool, "_read", reading)
+    pool = ComputePool(["InferenceClass"], 2, verdicts=tmp_path / "verdicts", debug=False)
+    pool.start()
+    try:
+        victim = pool.pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + PATIENCE_SECONDS
+        while time.monotonic() < deadline and (len(joined) < 3 or victim in pool.pids()):
+            time.sleep(0.05)
+    finally:
+        pool.close()
+    assert joined == [True, True, True], "two started, one replacement"

@@ -110,7 +110,10 @@ class ComputePool:
             PoolError: a worker could not start.
         """
         for _ in range(self.size):
-            self._slots.append(self._spawn())
+            slot = self._spawn()
+            with self._lock:
+                self._slots.append(slot)
+            self._watch(slot)
 
     def attach(
         self, loop: asyncio.AbstractEventLoop, on_failure: Callable[[], None] | None = None
@@ -203,10 +206,13 @@ class ComputePool:
             code = _reap(process)
             msg = str(said) if said else f"a worker process {_exit_reason(code)}"
             raise PoolError(msg)
-        slot = _Slot(process, ours)
+        return _Slot(process, ours)
+
+    def _watch(self, slot: _Slot) -> None:
+        """Read a worker's results from now on; only once its slot is in the pool, so a
+        worker that dies at once is taken out of the pool it is in."""
         reader = threading.Thread(target=self._read, args=(slot,), daemon=True, name="results")
         reader.start()
-        return slot
 
     def _read(self, slot: _Slot) -> None:
         """Hand each result to its waiting call; when the worker dies, fail its calls."""
@@ -262,10 +268,13 @@ class ComputePool:
                 delay = next_delay
                 continue
             with self._lock:
-                if not self._closing:
+                joined = not self._closing
+                if joined:
                     self._slots.append(fresh)
-                    return
-            fresh.send(worker.STOP)
+            if joined:
+                self._watch(fresh)
+            else:
+                fresh.send(worker.STOP)
             return
 
     def _count_death(self, why: str) -> float | None:
