@@ -25,7 +25,7 @@ EXAMPLES = ROOT / "examples"
 def deep_messages() -> Iterator[None]:
     """Let this process's protobuf carry objects as deeply nested as the API server admits.
 
-    The engine's request and response hold every object of the store; one user's deeply
+    The engine's request and response hold objects of the store; one user's deeply
     nested object must reach the functions, as it would in a cluster. The setting is
     process-wide: it is restored afterwards, so other tests see protobuf's default.
     """

@@ -287,12 +287,20 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
     namespace = str((obj.get("metadata") or {}).get("namespace") or "")
     owner = controller_uid(obj)
     family = cloud.family(group_of(obj))
-    siblings = [
-        other
-        for other in world.all()
-        if str((other.get("metadata") or {}).get("namespace") or "") == namespace
-        and group_of(other).endswith(family)
-    ]
+    found: list[list[Obj]] = []
+
+    def siblings() -> list[Obj]:
+        """The family's resources in the namespace, listed when a reference is first met."""
+        if not found:
+            found.append(
+                [
+                    other
+                    for other in world.all()
+                    if str((other.get("metadata") or {}).get("namespace") or "") == namespace
+                    and group_of(other).endswith(family)
+                ]
+            )
+        return found[0]
 
     def walk(value: Any, path: str) -> Iterator[str]:
         if isinstance(value, list):
@@ -309,7 +317,7 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
                 if not any(
                     labels_match(other, labels)
                     and (not by_controller or controller_uid(other) == owner)
-                    for other in siblings
+                    for other in siblings()
                 ):
                     yield f"{where} matches no resource"
             elif name.endswith("SecretRef") and isinstance(item, Mapping):
@@ -323,12 +331,12 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
                 ):
                     yield f"{where} names Secret {item.get('name')}, which does not exist"
             elif name.endswith("Ref") and isinstance(item, Mapping) and "name" in item:
-                if not any(name_of(other) == item["name"] for other in siblings):
+                if not any(name_of(other) == item["name"] for other in siblings()):
                     yield f"{where} names {item['name']}, which does not exist"
             elif name.endswith("Refs") and isinstance(item, list):
                 for ref in item:
                     if isinstance(ref, Mapping) and not any(
-                        name_of(other) == ref.get("name") for other in siblings
+                        name_of(other) == ref.get("name") for other in siblings()
                     ):
                         yield f"{where} names {ref.get('name')}, which does not exist"
             else:
