@@ -32,10 +32,8 @@ Each call recomputes the whole placement from scratch (docs L2832-L2840) in phas
    that has the free nodes for it.
 5. **Settle moves.** Of the replicas that must move, keep as many as the Ready
    replicas fall short of ``spec.replicas`` (the Ready ones first), and drop the rest
-   (first, when fill fell short, those their pool does not admit and not Ready: they
-   serve nothing). What the dropped ones held is filled again at once, each
-   replacement at a new index (not the name Crossplane is deleting), so the next call
-   has nothing left to place.
+   (first, when fill fell short, those not admitted and not Ready). What the dropped
+   ones held is filled again at once, at new indexes: one call converges.
 6. **Explain.** Every cluster that cannot take one more replica, or was not needed,
    gets typed reasons.
 
@@ -215,9 +213,7 @@ class _Run:
         self._drop_refused_without_room()
         moving = self._settle_moves()
         if self.hold is None and len(self.dropped) > settled:
-            # Fill again in the room the dropped moving replicas held: the placement a
-            # next call would make is made now, so one call converges.
-            self._fill()
+            self._fill()  # in the room dropped moving replicas held: one call converges
         passed_over = self._explain()
         pools = self.ledger.usage(self.before)
         return Placement(
@@ -406,15 +402,10 @@ class _Run:
             heapq.heappush(heap, (count + 1, name))
 
     def _drop_refused_without_room(self) -> None:
-        """Drop the moving replicas their pool does not admit, when fill fell short.
-
-        A replica its pool does not admit, and not Ready, serves nothing: it stays only
-        while a replacement starts; with no room for one it goes now, and the nodes it
-        held are free for fill again (its pods would wait for a node forever). A stuck one
-        (Unschedulable) stays instead: the ledger had room for it, so dropping it would
-        only place it there again, stuck again after the grace; its pods start as soon
-        as the cluster frees a node.
-        """
+        """When fill fell short, drop the moving replicas their pool does not admit and
+        not Ready: they serve nothing, and their pods would wait for a node forever. A
+        stuck one (Unschedulable) stays: the ledger had room for it, so dropped it would
+        be placed there again; its pods start once the cluster frees a node."""
         if len(self.kept) >= max(self.deployment.replicas, 0):
             return
         staying: list[tuple[ExistingReplica, DropReason]] = []
@@ -427,11 +418,8 @@ class _Run:
         self.moving = staying
 
     def _settle_moves(self) -> tuple[DroppedReplica, ...]:
-        """Keep as many moving replicas as the Ready ones fall short of ``spec.replicas``.
-
-        The moving replicas that report Ready are kept first; the others go, and with
-        them what they charge.
-        """
+        """Keep as many moving replicas as the Ready ones fall short of ``spec.replicas``
+        (those that report Ready first); the others go, and with them what they charge."""
         wanted = max(self.deployment.replicas, 0)
         ready = sum(1 for k in self.kept.values() if k.name and k.name in self.ready)
         keep = max(wanted - ready, 0)
@@ -447,11 +435,8 @@ class _Run:
         return tuple(sorted(staying, key=lambda d: (d.cluster, d.index, d.name)))
 
     def _release(self, replica: ExistingReplica, reason: DropReason) -> None:
-        """Drop a moving replica, and with it what it charges.
-
-        Its index stays reserved: a replacement placed after it gets a name of its own,
-        not the one Crossplane is deleting.
-        """
+        """Drop a moving replica and what it charges; its index stays reserved, so a
+        replacement gets a name of its own, not the one Crossplane is deleting."""
         self._charge_recorded(replica, -1)
         self._drop(replica, reason)
 

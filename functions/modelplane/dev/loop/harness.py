@@ -8,14 +8,9 @@ kind's XRD and Composition from ``apis/``, calling the real functions over gRPC:
 
 - **observed**: the composite's composed resources in the store (those it controls), as
   the fake providers (:mod:`modelplane.dev.loop.fakes`) last reported them;
-- **required**: every other object of the store of a kind the reconciler reads: the kinds
-  its pipeline's requirements select (learned from the selectors each reconcile reports,
-  per composite kind) and Secrets (connection details, credentials). A reconcile whose
-  pipeline selected a kind the store holds but the reconciler was not handed is run
-  again with it, so every requirement resolves against all the objects of its kind, as
-  the API server would answer it; the objects left out are ones nothing asked for. (A
-  reconcile that fails is run again with every other object, so its error is the
-  whole store's.)
+- **required**: every other object of the store of a kind the reconciler reads (the
+  kinds its pipeline selects, and Secrets: :mod:`modelplane.dev.loop.required`), so every
+  requirement resolves as the API server would answer it;
 - then the composite is written back as the reconciler left it (status, conditions,
   ``spec.crossplane``), every composed resource it applied is upserted (its status stays
   the provider's, as server-side apply leaves it), and every resource it garbage
@@ -53,7 +48,7 @@ from modelplane.dev import engine
 from modelplane.dev.fakes import base
 from modelplane.dev.fakes.admission import admission_problems
 from modelplane.dev.fakes.base import Key, Obj, describe, key_of
-from modelplane.dev.loop import fakes
+from modelplane.dev.loop import fakes, required
 from modelplane.dev.loop.apis import apis, deep_messages
 from modelplane.dev.loop.fakes import Flap
 from modelplane.dev.loop.generations import next_generation, stamp_generation
@@ -91,21 +86,8 @@ USAGE_GROUP = api.USAGE.partition("/")[0]
 RENDER_TIMEOUT_SECONDS = 300.0
 """Generous: the machine is small and shared; no test asserts on time."""
 UID_NAMESPACE = uuid.UUID("6f1e7d0c-3b52-4b8e-9a43-2d4c5a1e0b7f")
-READ_BY_RECONCILER = frozenset({("", "Secret")})
-"""Kinds Crossplane's reconciler reads itself, whatever the functions require: Secrets
-(its composed resources' connection details, a pipeline step's credentials)."""
-_ASKED_KINDS: dict[str, set[tuple[str, str]]] = {}
-"""Composite kind -> the (group, kind) of every resource its pipeline has required so far
-(in this process): what :meth:`ControlPlane._render` hands the reconciler as required."""
 CREATED_AT = "2025-01-01T"
 """The day every object of a loop run is created; the clock ticks a second per object."""
-
-
-def selector_kind(selector: Mapping[str, Any]) -> tuple[str, str]:
-    """Return the (group, kind) a pipeline's resource selector (``fnv1.ResourceSelector``
-    as JSON) asks for: what the engine's store matches it against, with a name, labels
-    and namespace besides."""
-    return str(selector.get("apiVersion", "")).rpartition("/")[0], str(selector.get("kind", ""))
 
 
 # --- the control plane ---------------------------------------------------------------------
@@ -405,8 +387,6 @@ class ControlPlane:
         skip = {key, *observed_keys}
         read: Callable[[Key], Obj] = view if frozen is None else frozen.__getitem__
         others = [k for k in sorted(self.store if frozen is None else frozen) if k not in skip]
-        present = {(k[0], k[1]) for k in others}
-        asked = _ASKED_KINDS.setdefault(key[1], set())
 
         def render(kinds: Callable[[tuple[str, str]], bool]) -> engine.RenderOutput:
             with deep_messages():
@@ -421,19 +401,7 @@ class ControlPlane:
                 )
 
         try:
-            while True:
-                chosen = asked | READ_BY_RECONCILER
-                try:
-                    out = render(chosen.__contains__)
-                except engine.EngineError:
-                    if present <= chosen:
-                        raise
-                    out = render(lambda _: True)  # as before: the error is the whole store's
-                    break
-                selected = {selector_kind(s) for s in out.required}
-                asked |= selected
-                if not (selected - chosen) & present:
-                    break  # every requirement was answered from all the objects of its kind
+            out = required.render_asked(key[1], {(k[0], k[1]) for k in others}, render)
         except engine.EngineError as err:
             result.error = " ".join(str(err).split())
             return result, None
