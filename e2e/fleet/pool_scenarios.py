@@ -108,10 +108,11 @@ class Watch:
             self.timeline.append(f"{time.monotonic() - self.started:.0f}s: {line}")
             self.last_line = line
         at = f"at {time.monotonic() - self.started:.0f}s"
-        for lost in sorted(self.was_ready - {r["metadata"]["name"] for r in ready}):
+        now_ready = {r["metadata"]["name"] for r in ready}
+        for lost in sorted(self.was_ready - now_ready):
             gone = next((r for r in replicas if r["metadata"]["name"] == lost), None)
             self.timeline.append(f"{at}: {lost} no longer Ready: {_why_not_ready(gone)}")
-        self.was_ready = {r["metadata"]["name"] for r in ready}
+        self.was_ready = now_ready
         if not ready:
             self.broken.append(f"{at}: no Ready replica of qwen-demo")
         if self.old in names:

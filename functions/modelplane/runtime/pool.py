@@ -110,10 +110,7 @@ class ComputePool:
             PoolError: a worker could not start.
         """
         for _ in range(self.size):
-            slot = self._spawn()
-            with self._lock:
-                self._slots.append(slot)
-            self._watch(slot)
+            self._join(self._spawn())
 
     def attach(
         self, loop: asyncio.AbstractEventLoop, on_failure: Callable[[], None] | None = None
@@ -208,9 +205,17 @@ class ComputePool:
             raise PoolError(msg)
         return _Slot(process, ours)
 
-    def _watch(self, slot: _Slot) -> None:
-        """Read a worker's results from now on; only once its slot is in the pool, so a
-        worker that dies at once is taken out of the pool it is in."""
+    def _join(self, slot: _Slot) -> None:
+        """Put a started worker in the pool, then read its results: only once it is in,
+        so one that dies at once is taken out of the pool it is in. A pool stopping by
+        now stops it instead."""
+        with self._lock:
+            joined = not self._closing
+            if joined:
+                self._slots.append(slot)
+        if not joined:
+            slot.send(worker.STOP)
+            return
         reader = threading.Thread(target=self._read, args=(slot,), daemon=True, name="results")
         reader.start()
 
@@ -267,14 +272,7 @@ class ComputePool:
                     return
                 delay = next_delay
                 continue
-            with self._lock:
-                joined = not self._closing
-                if joined:
-                    self._slots.append(fresh)
-            if joined:
-                self._watch(fresh)
-            else:
-                fresh.send(worker.STOP)
+            self._join(fresh)
             return
 
     def _count_death(self, why: str) -> float | None:

@@ -39,6 +39,7 @@ status field missing.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,20 +288,16 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
     namespace = str((obj.get("metadata") or {}).get("namespace") or "")
     owner = controller_uid(obj)
     family = cloud.family(group_of(obj))
-    found: list[list[Obj]] = []
 
+    @functools.cache
     def siblings() -> list[Obj]:
         """The family's resources in the namespace, listed when a reference is first met."""
-        if not found:
-            found.append(
-                [
-                    other
-                    for other in world.all()
-                    if str((other.get("metadata") or {}).get("namespace") or "") == namespace
-                    and group_of(other).endswith(family)
-                ]
-            )
-        return found[0]
+        return [
+            other
+            for other in world.all()
+            if str((other.get("metadata") or {}).get("namespace") or "") == namespace
+            and group_of(other).endswith(family)
+        ]
 
     def walk(value: Any, path: str) -> Iterator[str]:
         if isinstance(value, list):
