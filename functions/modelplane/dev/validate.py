@@ -48,14 +48,10 @@ CRANK = ROOT / "bin" / "crank"
 _CROSSPLANE_PACKAGE = "offline/crossplane:none"
 _NOWHERE = "http://127.0.0.1:9"
 _DEFINITIONS = frozenset({"CompositeResourceDefinition", "CustomResourceDefinition"})
-_ERROR_LINE = re.compile(
-    r"^\[x\] (?:schema|CEL) validation error (?P<group_version>\S*), Kind=(?P<kind>[^,]*), "
-    r"(?P<name>\S*) : (?P<message>.*)$"
-)
-_DEFAULTS_LINE = re.compile(
-    r"^\[!\] failed to apply defaults for (?P<group_version>\S*), Kind=(?P<kind>[^,]*), "
-    r"(?P<name>\S*): (?P<message>.*)$"
-)
+# How crank names the document a line is about: ``<group>/<version>, Kind=<kind>, <name>``.
+_DOCUMENT = r"(?P<group_version>\S*), Kind=(?P<kind>[^,]*), (?P<name>\S*)"
+_ERROR_LINE = re.compile(rf"^\[x\] (?:schema|CEL) validation error {_DOCUMENT} : (?P<message>.*)$")
+_DEFAULTS_LINE = re.compile(rf"^\[!\] failed to apply defaults for {_DOCUMENT}: (?P<message>.*)$")
 _NO_SCHEMA_LINE = re.compile(
     r"^\[!\] could not find CRD/XRD for: (?P<group_version>\S*), Kind=(?P<kind>\S*)$"
 )
