@@ -1,8 +1,9 @@
-"""The worker pool's serving process keeps freed request memory for the next requests.
+"""A serving process and its workers keep freed request memory for the next requests.
 
 Measured as the kernel counts it: bursts of large blocks allocated on fresh threads (as
-gRPC's threads receive requests), freed, and allocated again. Page faults are counted, not
-timed, so the result does not depend on the machine's load.
+gRPC's threads receive requests), freed, and allocated again; and bursts of a large
+request decoded by protobuf, freed, then the many small messages a call makes and frees.
+Page faults are counted, not timed, so the result does not depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from modelplane.runtime import limits
+from modelplane.runtime import heap, limits
 
 FUNCTIONS = Path(__file__).resolve().parents[1] / "functions"
 BLOCK_BYTES = 16 * 1024 * 1024  # about an L request
@@ -25,7 +26,7 @@ BLOCKS_PER_BURST = 8  # 4 concurrent calls on 2 threads
 _BURSTS = f"""
 import json, resource, sys, threading
 sys.path.insert(0, {str(FUNCTIONS)!r})
-from modelplane.runtime import limits
+from modelplane.runtime import heap, limits
 if sys.argv[1] == "reuse":
     limits.reuse_request_memory()
 
@@ -74,3 +75,66 @@ def test_without_it_every_burst_faults_its_memory_in_again() -> None:
 def test_an_allocator_without_mallopt_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ctypes, "CDLL", lambda _: object())
     limits.reuse_request_memory()  # nothing to set, nothing raised
+
+
+# A request's worth of decoded messages freed, then 12,000 small messages made and freed
+# (past the 10,000 arena blocks at which protobuf's runtime calls malloc_trim).
+_PROTOBUF_BURSTS = f"""
+import ctypes, json, resource, sys
+sys.path.insert(0, {str(FUNCTIONS)!r})
+from google.protobuf import struct_pb2
+from modelplane.runtime import heap, limits
+mallopt = ctypes.CDLL(None).mallopt
+mallopt(-3, limits.REQUEST_MMAP_BYTES)  # glibc's thresholds as reuse_request_memory sets them
+mallopt(-1, limits.RETAINED_BYTES)
+if sys.argv[1] == "stop":
+    assert heap.stop_protobuf_trim()
+text = struct_pb2.Value(string_value="x" * 8192)
+request = struct_pb2.Struct(fields={{f"k{{i}}": text for i in range(2000)}}).SerializeToString()
+small = struct_pb2.Struct(fields={{"a": struct_pb2.Value(string_value="x")}}).SerializeToString()
+faults = []
+for _ in range(6):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    decoded = struct_pb2.Struct.FromString(request)
+    del decoded
+    for _ in range(12_000):
+        struct_pb2.Struct.FromString(small)
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(json.dumps(faults))
+"""
+_REQUEST_PAGES = 2000 * 8192 // resource.getpagesize()
+
+
+def _protobuf_faults(mode: str) -> list[int]:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROTOBUF_BURSTS, mode], capture_output=True, text=True, check=True
+    )
+    return list(json.loads(out.stdout))
+
+
+_GLIBC_UPB = sys.platform.startswith("linux") and heap.stop_protobuf_trim()
+
+
+@pytest.mark.skipif(not _GLIBC_UPB, reason="protobuf's upb runtime on glibc")
+def test_protobuf_no_longer_gives_the_heap_back_between_requests() -> None:
+    later = _protobuf_faults("stop")[1:]
+    assert statistics.median(later) < _REQUEST_PAGES / 100, later
+
+
+@pytest.mark.skipif(not _GLIBC_UPB, reason="protobuf's upb runtime on glibc")
+def test_without_it_protobuf_trims_and_every_request_faults_in_again() -> None:
+    later = _protobuf_faults("default")[1:]
+    # Why the processes stop it: glibc's thresholds alone do not keep the memory.
+    assert statistics.median(later) > _REQUEST_PAGES / 2, later
+
+
+def test_a_library_without_the_relocation_is_left_alone() -> None:
+    assert heap._trim_slot(b"not an ELF file", 0) is None
+    elf = Path(sys.executable).resolve().read_bytes()  # the interpreter calls no malloc_trim
+    assert heap._trim_slot(elf, 0) is None
+
+
+@pytest.mark.skipif(not _GLIBC_UPB, reason="protobuf's upb runtime on glibc")
+def test_stopping_it_twice_is_stopping_it_once() -> None:
+    assert heap.stop_protobuf_trim()
+    assert heap.stop_protobuf_trim()

@@ -26,6 +26,7 @@ import click
 from crossplane.function import logging
 
 from modelplane import registry
+from modelplane.runtime import limits
 from modelplane.runtime.address import listen_address, one_line
 from modelplane.runtime.errors import CrashLoopError, StartupError
 from modelplane.runtime.runner import FunctionRunner
@@ -99,6 +100,8 @@ def cli(
     started = functools.partial(
         log_start, address, tls=not insecure, workers=count, kinds=sorted(composers)
     )
+    # Before any thread starts; the SDK's serve has no say over the allocator.
+    limits.reuse_request_memory()
     try:
         creds = None if insecure else load_credentials(tls_certs_dir or "")
         if count == 1:

@@ -4,8 +4,8 @@ Kubernetes objects nest far deeper than protobuf decodes by default, and decodin
 deepest recurses some 16 MiB of C stack; the server and its workers set the process-wide
 limit (:func:`allow_deep_messages`) and run calls on threads with stacks that take it
 (:func:`thread_stacks`). The SDK's ``runtime.serve`` does neither, which is why the
-runtime serves with its own code (:mod:`modelplane.runtime.serving`). A worker pool's
-serving process also keeps the memory of the requests it passes on for the next ones
+runtime serves with its own code (:mod:`modelplane.runtime.serving`). The serving process
+and its workers also keep the memory of one request for the next ones
 (:func:`reuse_request_memory`).
 """
 
@@ -18,6 +18,8 @@ import threading
 from collections.abc import Iterator
 
 from google.protobuf.internal import api_implementation
+
+from modelplane.runtime import heap
 
 KUBERNETES_MAX_JSON_DEPTH = 10_000
 """How deeply Kubernetes lets a JSON document nest: ``maxDepth`` of
@@ -53,24 +55,27 @@ REQUEST_MMAP_BYTES = 32 * 1024 * 1024
 """Blocks up to this size come from the heap, not a mapping of their own (the largest
 glibc takes); an L request (~15 MiB) is one."""
 RETAINED_BYTES = 256 * 1024 * 1024
-"""How much freed memory the serving process may keep for the next requests."""
+"""How much freed memory a serving process or worker may keep for the next requests."""
 
 
 def reuse_request_memory() -> None:
-    """Have a worker pool's serving process reuse the memory of the requests it passed on.
+    """Have this process reuse the memory of one request for the next ones.
 
-    It holds each request while handing it to a worker: 4 concurrent L calls are 60 MiB
-    of fresh memory, which glibc gave back once freed (gRPC's threads in arenas of
-    their own, buffers above its trim threshold), so the next calls faulted the same
-    pages in again (~5,000 faults and ~10-20 ms of system time a call, on the cores the
-    workers compose on). One arena with fixed thresholds keeps them: no faults after the
-    first calls, and the process's peak falls (~210 MiB against ~270-320: one arena, not
-    one per thread). Call before the server starts its threads; glibc only (elsewhere
-    nothing happens). The workers are new processes (the fork server): unaffected.
+    Serving process: it holds each request while handing it to a worker: 4 concurrent L
+    calls are 60 MiB of fresh memory, which glibc gave back once freed (gRPC's threads in
+    arenas of their own, buffers above its trim threshold), so the next calls faulted the
+    same pages in again (~5,000 faults and ~10-20 ms of system time a call, on the cores
+    the workers compose on). Worker: an L request's fleet is read from some 15 MiB of
+    decoded messages, freed when the call ends; given back, the next call faulted them in
+    again (~4,500 faults, ~15 ms of system time). One arena with fixed thresholds keeps
+    the memory: no faults after the first calls, and the serving process's peak falls
+    (~210 MiB against ~270-320: one arena, not one per thread). Call before the process
+    starts its threads; glibc only (elsewhere nothing happens).
     """
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is None:  # not glibc: its own allocator's defaults
         return
+    heap.stop_protobuf_trim()  # else protobuf gives it all back every 10,000 blocks
     mallopt(_M_ARENA_MAX, 1)
     mallopt(_M_MMAP_THRESHOLD, REQUEST_MMAP_BYTES)
     mallopt(_M_TRIM_THRESHOLD, RETAINED_BYTES)

@@ -172,8 +172,6 @@ def serve_workers(
         StartupError: a worker cannot start, or the address cannot be bound.
     """
     check_port(address)
-    # The SDK's serve has no say over the allocator; this process only passes requests on.
-    limits.reuse_request_memory()
     # Removed by this process only (a TemporaryDirectory's finalizer could run elsewhere).
     folder = verdicts.private_folder("modelplane-verdicts-")
     pool = ComputePool(sorted(composers), workers, verdicts=folder, debug=debug)

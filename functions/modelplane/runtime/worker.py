@@ -59,6 +59,7 @@ def compute_main(kinds: list[str], conn: Connection, verdicts: Path, debug: bool
     _stop_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the serving process decides when to stop
     logging.configure(logging.Level.DEBUG if debug else logging.Level.INFO)
+    limits.reuse_request_memory()
     limits.allow_deep_messages()
     sys.setswitchinterval(limits.SWITCH_INTERVAL_SECONDS)
     cel.share_verdicts(DiskVerdicts(verdicts))
