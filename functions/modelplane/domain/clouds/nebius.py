@@ -45,6 +45,7 @@ from modelplane.domain.clouds.common import (
     STORAGE_CLASS_KEY,
     CloudCluster,
     GpuPool,
+    at_provider,
     autoscales,
     gpu_node_labels,
     gpu_taint,
@@ -277,9 +278,8 @@ def endpoint(observed: Mapping[str, Any] | None) -> tuple[str, str]:
     Both are read from ``status.atProvider.status.controlPlane`` (``endpoints.publicEndpoint``
     and ``auth.clusterCaCertificate``); ``("", "")`` until they are there.
     """
-    status = (observed or {}).get("status")
-    node: Any = status
-    for part in ("atProvider", "status", "controlPlane"):
+    node: Any = at_provider(observed)
+    for part in ("status", "controlPlane"):
         node = node.get(part) if isinstance(node, Mapping) else None
     plane = node if isinstance(node, Mapping) else {}
     endpoints = plane.get("endpoints")
