@@ -44,7 +44,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     auth = kit.observed(req, eks.AUTH_KEY)
     kubeconfig = None
     if kit.is_ready(auth):
-        kubeconfig = common.kubeconfig_ref(eks.kubeconfig_secret(cluster), cluster.namespace)
+        secret = common.kubeconfig_secret(cluster.name)
+        kubeconfig = common.kubeconfig_ref(secret, cluster.namespace)
         fs_id = common.at_provider(kit.observed(req, eks.FILE_SYSTEM_KEY)).get("id")
         manifests.update(eks.workload_resources(cluster, kubeconfig, fs_id))
     # An EFA pool's node group, once made, stays while the groups' ids flap.

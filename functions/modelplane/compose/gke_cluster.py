@@ -51,7 +51,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     cluster_ready = kit.is_ready(kit.observed(req, common.CLUSTER_KEY))
     key_ready = kit.is_ready(kit.observed(req, gke.ACCOUNT_KEY_KEY))
     if cluster_ready:
-        secret = gke.kubeconfig_secret(cluster)
+        secret = common.kubeconfig_secret(cluster.name)
         status["kubeconfigSecretRef"] = common.kubeconfig_ref(secret, cluster.namespace)
     if key_ready:
         identity = gke.identity_ref(cluster)

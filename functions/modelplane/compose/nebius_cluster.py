@@ -59,7 +59,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     _clouds.compose_all(req, rsp, manifests, nebius.ACCESS_KEYS)
     status: dict[str, Any] = {"cache": {"storageClassName": nebius.STORAGE_CLASS}}
     if kit.observed(req, nebius.KUBECONFIG_SECRET_KEY) is not None:
-        secret = nebius.kubeconfig_secret(cluster)
+        secret = common.kubeconfig_secret(cluster.name)
         status["kubeconfigSecretRef"] = common.kubeconfig_ref(
             secret, cluster.namespace, common.KUBECONFIG_KEY
         )

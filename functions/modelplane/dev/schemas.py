@@ -10,34 +10,29 @@ types, enums, required fields, unknown fields and CEL rules.
 An API server's hand-written checks of built-in kinds (name formats, port ranges,
 quantity syntax) are not in the OpenAPI, so they are not checked here.
 
-``modelplane.dev.validate`` runs crank the same way for our XRDs; this module adds the
-third-party and built-in kinds, whose CRDs it builds (the core group is ``""``, which
-that module's kind index does not expect).
+``modelplane.dev.validate`` runs crank the same way for our XRDs (both through
+:mod:`modelplane.dev.offline_crank`); this module adds the third-party and built-in
+kinds, whose CRDs it builds (the core group is ``""``, which that module's kind index
+does not expect).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modelplane.dev import render
+from modelplane.dev import offline_crank, render
 
 SCHEMAS = render.ROOT / "build" / "schemas"
 PINS = render.ROOT / "tools" / "schemas"
-OFFLINE_IMAGE = "offline/crossplane:none"
-"""crank would fetch Crossplane's own CRDs from this image; an empty cache entry for a
-made-up name keeps it offline (none of the validated kinds is Crossplane's)."""
 
 Doc = dict[str, Any]
-_NOWHERE = "http://127.0.0.1:9"
 _REF = "#/components/schemas/"
 _INT_OR_STRING = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
@@ -61,8 +56,8 @@ class SchemasMissingError(RuntimeError):
     """The schemas have not been fetched (or are stale): run tools/schemas/fetch.sh."""
 
 
-class ValidationRunError(RuntimeError):
-    """crank gave no verdict on every manifest: it failed, or validated nothing."""
+ValidationRunError = offline_crank.ValidationRunError
+"""crank gave no verdict on every manifest: it failed, or validated nothing."""
 
 
 @dataclass(frozen=True)
@@ -228,25 +223,16 @@ def validate(docs: Sequence[Mapping[str, Any]], root: Path = SCHEMAS) -> Report:
             (extensions / path.name).write_text(path.read_text())
         kinds = {(str(d.get("apiVersion")), str(d.get("kind"))) for d in docs}
         _dump(extensions / "kubernetes.yaml", core_crds(kinds, root))
-        (work / "cache" / OFFLINE_IMAGE.replace(":", "@")).mkdir(parents=True)
         resources = _dump(work / "resources.yaml", docs)
-        cmd = [
-            str(render.CRANK), "beta", "validate", str(extensions), str(resources),
-            f"--cache-dir={work / 'cache'}", f"--crossplane-image={OFFLINE_IMAGE}",
-        ]  # fmt: skip
-        # Nothing may be fetched: every schema is local, so any proxy leads nowhere.
-        env = {**os.environ, "HTTPS_PROXY": _NOWHERE, "HTTP_PROXY": _NOWHERE, "NO_PROXY": ""}
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work, env=env)
+        done = offline_crank.run(render.CRANK, [extensions], resources, work)
     report = _report(done.stdout + done.stderr, done.returncode)
-    if done.returncode != 0 and not report.failures and not report.missing:
-        msg = f"crank beta validate failed ({done.returncode}) without a verdict: {done.stderr.strip()}"
-        raise ValidationRunError(msg)
-    if report.total != len(docs):
-        msg = (
-            f"crank beta validate reported on {report.total} of {len(docs)} manifests "
-            f"(exit code {done.returncode}): {report.output.strip()}"
-        )
-        raise ValidationRunError(msg)
+    offline_crank.require_verdicts(
+        done,
+        judged=bool(report.failures or report.missing),
+        total=report.total,
+        given=len(docs),
+        noun="manifests",
+    )
     return report
 
 

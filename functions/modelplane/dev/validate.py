@@ -20,17 +20,16 @@ It does not check what only the API server does: ``x-kubernetes-list-type`` uniq
 estimate of the XRD itself. A document no extension defines is reported as a problem
 rather than sent to crank.
 
-It runs fully offline: crank always wants the Crossplane package's own schemas, so it
-gets a fresh cache directory in which that package is already "cached" (empty), and
-proxies that lead nowhere in case anything still tries to fetch.
+It runs fully offline, as :mod:`modelplane.dev.offline_crank` runs crank for both
+schema checks: crank always wants the Crossplane package's own schemas, so it gets a
+fresh cache directory in which that package is already "cached" (empty), and proxies
+that lead nowhere in case anything still tries to fetch.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,13 +39,12 @@ from typing import Any
 
 import yaml
 
+from modelplane.dev import offline_crank
+
 ROOT = Path(__file__).resolve().parents[3]
 APIS = ROOT / "apis"
 CRANK = ROOT / "bin" / "crank"
 
-# The package crank fetches for Crossplane's built-in schemas; pre-seeded empty in the cache.
-_CROSSPLANE_PACKAGE = "offline/crossplane:none"
-_NOWHERE = "http://127.0.0.1:9"
 _DEFINITIONS = frozenset({"CompositeResourceDefinition", "CustomResourceDefinition"})
 # How crank names the document a line is about: ``<group>/<version>, Kind=<kind>, <name>``.
 _DOCUMENT = r"(?P<group_version>\S*), Kind=(?P<kind>[^,]*), (?P<name>\S*)"
@@ -97,8 +95,8 @@ def validate(
     Raises:
         ValueError: ``documents`` is empty: validating nothing is not a pass.
         FileNotFoundError: ``bin/crank`` is missing (run ``make tools``).
-        RuntimeError: crank failed without reporting problems (e.g. on a bad extension),
-            or did not report on every document it was given.
+        offline_crank.ValidationRunError: crank failed without reporting problems (e.g.
+            on a bad extension), or did not report on every document it was given.
     """
     if not documents:
         msg = "nothing to validate: no documents given"
@@ -158,31 +156,13 @@ def _crank(documents: list[dict[str, Any]], extensions: list[Path]) -> list[Prob
         msg = f"{CRANK} is missing: run `make tools` to build the Crossplane CLI"
         raise FileNotFoundError(msg)
     with tempfile.TemporaryDirectory(prefix="modelplane-validate-") as tmp:
-        cache = Path(tmp) / "cache"
-        (cache / _CROSSPLANE_PACKAGE.replace(":", "@")).mkdir(parents=True)
         resources = Path(tmp) / "resources.yaml"
         resources.write_text(yaml.safe_dump_all(documents, sort_keys=False))
-        cmd = [
-            str(CRANK), "beta", "validate",
-            "--cache-dir", str(cache),
-            "--crossplane-image", _CROSSPLANE_PACKAGE,
-            ",".join(str(p.resolve()) for p in extensions),
-            str(resources),
-        ]  # fmt: skip
-        env = {**os.environ, "HTTP_PROXY": _NOWHERE, "HTTPS_PROXY": _NOWHERE, "NO_PROXY": ""}
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        done = offline_crank.run(CRANK, extensions, resources, Path(tmp))
     problems = _parse(done.stdout)
-    if done.returncode != 0 and not problems:
-        msg = f"crank beta validate failed ({done.returncode}): {done.stderr.strip()}"
-        raise RuntimeError(msg)
-    # Every document must have had a verdict: crank's summary counts what it read.
-    total = _total(done.stdout)
-    if total != len(documents):
-        msg = (
-            f"crank beta validate reported on {total} of {len(documents)} documents "
-            f"(exit code {done.returncode}): {(done.stdout + done.stderr).strip()}"
-        )
-        raise RuntimeError(msg)
+    offline_crank.require_verdicts(
+        done, judged=bool(problems), total=_total(done.stdout), given=len(documents)
+    )
     return problems
 
 

@@ -29,6 +29,7 @@ from modelplane.domain.clouds.common import (
     autoscales,
     gpu_node_labels,
     kubeconfig_ref,
+    kubeconfig_secret,
     resource_name,
     scaling,
     system_node_labels,
@@ -47,11 +48,6 @@ SYSTEM_VM_SIZE = "Standard_D4s_v5"
 FABRIC_LABEL = "modelplane.ai/fabric"
 ADDRESS_SPACE = "10.224.0.0/12"
 SUBNET_PREFIX = "10.224.0.0/16"
-
-
-def kubeconfig_secret(name: str) -> str:
-    """Return the name of the Secret the cluster writes its kubeconfig to."""
-    return resource_name(name, "kubeconfig")
 
 
 def resources(cluster: CloudCluster) -> dict[str, dict[str, Any]]:

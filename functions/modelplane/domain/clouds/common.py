@@ -244,6 +244,15 @@ def pool_zones(cluster: CloudCluster) -> list[str]:
     return sorted({zone for pool in cluster.pools for zone in pool.zones})
 
 
+def kubeconfig_secret(cluster: str) -> str:
+    """Return the name of the Secret holding the cluster's kubeconfig, ``<cluster>-kubeconfig``.
+
+    Every cloud names it so, whether the cloud writes it (AKS, GKE, VKE), ClusterAuth does
+    (EKS) or the composition composes it (Nebius).
+    """
+    return resource_name(cluster, "kubeconfig")
+
+
 def kubeconfig_ref(secret: str, namespace: str, key: str = KUBECONFIG_KEY) -> dict[str, str]:
     """Return a ``{name, namespace, key}`` reference to a Secret's key."""
     return {"name": secret, "namespace": namespace, "key": key}

@@ -74,6 +74,7 @@ from modelplane.domain.clouds.common import (
     autoscales,
     gpu_node_labels,
     gpu_taint,
+    kubeconfig_secret,
     on_cluster,
     provider_configs,
     ref,
@@ -248,11 +249,6 @@ def _control_plane(cluster: CloudCluster, names: list[str]) -> Manifests:
     return out
 
 
-def kubeconfig_secret(cluster: CloudCluster) -> str:
-    """Return the name of the Secret ClusterAuth writes the kubeconfig to."""
-    return resource_name(cluster.name, "kubeconfig")
-
-
 def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
     """Return the ClusterAuth that writes (and refreshes) the cluster's kubeconfig Secret."""
     auth: dict[str, Any] = mr(
@@ -264,7 +260,7 @@ def cluster_auth(cluster: CloudCluster) -> dict[str, Any]:
             "clusterNameSelector": selector(CLUSTER_KEY),
         },
     )
-    auth["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
+    auth["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster.name)}
     return auth
 
 

@@ -38,6 +38,7 @@ from modelplane.domain.clouds.common import (
     CloudCluster,
     GpuPool,
     gpu_taint,
+    kubeconfig_secret,
     managed,
     on_cluster,
     pool_zones,
@@ -89,11 +90,6 @@ def cluster_name(cluster: CloudCluster) -> str:
     if len(cluster.name) <= CLUSTER_NAME_LIMIT:
         return cluster.name
     return resource_name(cluster.name, "gke", limit=CLUSTER_NAME_LIMIT)
-
-
-def kubeconfig_secret(cluster: CloudCluster) -> str:
-    """Return the name of the Secret the GKE cluster writes its kubeconfig to."""
-    return resource_name(cluster.name, "kubeconfig")
 
 
 def identity_secret(cluster: CloudCluster) -> str:
@@ -208,7 +204,7 @@ def _cluster(cluster: CloudCluster, project: str | None) -> dict[str, Any]:
         workload_pool = f"{project}.svc.id.goog"
         gke["spec"]["forProvider"]["workloadIdentityConfig"] = {"workloadPool": workload_pool}
     gke["metadata"]["name"] = cluster_name(cluster)
-    gke["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster)}
+    gke["spec"]["writeConnectionSecretToRef"] = {"name": kubeconfig_secret(cluster.name)}
     return dict(gke)
 
 

@@ -45,9 +45,11 @@ from modelplane.domain.clouds.common import (
     STORAGE_CLASS_KEY,
     CloudCluster,
     GpuPool,
+    at_provider,
     autoscales,
     gpu_node_labels,
     gpu_taint,
+    kubeconfig_secret,
     managed,
     on_cluster,
     provider_configs,
@@ -276,9 +278,8 @@ def endpoint(observed: Mapping[str, Any] | None) -> tuple[str, str]:
     Both are read from ``status.atProvider.status.controlPlane`` (``endpoints.publicEndpoint``
     and ``auth.clusterCaCertificate``); ``("", "")`` until they are there.
     """
-    status = (observed or {}).get("status")
-    node: Any = status
-    for part in ("atProvider", "status", "controlPlane"):
+    node: Any = at_provider(observed)
+    for part in ("status", "controlPlane"):
         node = node.get(part) if isinstance(node, Mapping) else None
     plane = node if isinstance(node, Mapping) else {}
     endpoints = plane.get("endpoints")
@@ -314,11 +315,6 @@ def kubeconfig(cluster: CloudCluster, server: str, ca: str) -> str:
     return json.dumps(config, indent=2)  # kubeconfigs are YAML, and JSON is YAML
 
 
-def kubeconfig_secret(cluster: CloudCluster) -> str:
-    """Return the name of the Secret holding the kubeconfig."""
-    return resource_name(cluster.name, "kubeconfig")
-
-
 def access_resources(
     cluster: CloudCluster, server: str, ca: str, identity: Mapping[str, str] | None
 ) -> Manifests:
@@ -337,7 +333,7 @@ def access_resources(
         )
     }
     if identity:
-        ref = {"name": kubeconfig_secret(cluster), "namespace": cluster.namespace}
+        ref = {"name": kubeconfig_secret(cluster.name), "namespace": cluster.namespace}
         out.update(provider_configs(cluster, {**ref, "key": KUBECONFIG_KEY}, identity))
         config = out[PROVIDER_CONFIG_KEY]["metadata"]["name"]
         out[STORAGE_CLASS_KEY] = on_cluster(cluster, "storage-class", storage_class(), config)

@@ -39,6 +39,7 @@ from modelplane.domain.clouds.common import (
     gpu_node_labels,
     gpu_taint,
     kubeconfig_ref,
+    kubeconfig_secret,
     on_cluster,
     provider_configs,
     resource_name,
@@ -72,11 +73,6 @@ def vke_version(version: str | None) -> str:
     if bare.count(".") == 1:
         return f"v{bare}.0+1"
     return f"v{bare}"
-
-
-def kubeconfig_secret(name: str) -> str:
-    """Return the name of the Secret the cluster writes its kubeconfig to."""
-    return resource_name(name, "kubeconfig")
 
 
 def _pairs(values: dict[str, str]) -> list[dict[str, str]]:
