@@ -14,6 +14,8 @@ A module per job:
 - :mod:`~modelplane.runtime.verdicts`: the CEL verdict cache the workers share on disk;
 - :mod:`~modelplane.runtime.tls`, :mod:`~modelplane.runtime.address`,
   :mod:`~modelplane.runtime.limits`, :mod:`~modelplane.runtime.errors`;
+- :mod:`~modelplane.runtime.heap`: protobuf's runtime kept from handing the heap back
+  mid-call (the SDK has no say over the allocator);
 - :mod:`~modelplane.runtime.callstats`: opt-in call counts, which the loop benchmark reads
   through this door (``runtime.callstats``).
 
