@@ -4,8 +4,8 @@ protobuf's Python extension (upb) frees each message's arena through an allocato
 calls glibc's ``malloc_trim(0)`` once per 10,000 blocks it frees (upstream has since
 disabled that call, not yet in a release). A worker that reads an L fleet frees that many
 blocks several times a call: each trim hands every free page of the heap back (one
-``madvise`` per free chunk), and the call faults them in again: ~6,000 minor faults and
-~20 ms of system time per steady L call, besides the walk of the heap itself.
+``madvise`` per free chunk), and the call faults them in again: ~7,000 minor faults and
+~20 ms of system time per served L call, besides the walk of the heap itself.
 glibc's own thresholds (:func:`.limits.reuse_request_memory`) already bound what a
 process keeps; the extension's trim only undoes them.
 
@@ -66,12 +66,12 @@ def stop_protobuf_trim() -> bool:
 
     try:
         libc = ctypes.CDLL(None)
+        noop = ctypes.cast(libc.malloc_usable_size, ctypes.c_void_p).value
+        trim = ctypes.cast(libc.malloc_trim, ctypes.c_void_p).value  # not glibc: no such
         extension = ctypes.CDLL(_message.__file__)
         slot = _trim_slot(Path(_message.__file__).read_bytes(), _base_of(extension, libc))
     except (OSError, AttributeError, ValueError, struct.error):
         return False
-    noop = ctypes.cast(libc.malloc_usable_size, ctypes.c_void_p).value
-    trim = ctypes.cast(libc.malloc_trim, ctypes.c_void_p).value
     if slot is None or not noop or not trim:
         return False
     found = ctypes.c_uint64.from_address(slot)
