@@ -1,8 +1,8 @@
 """Keep protobuf's runtime from giving the whole heap back to the kernel during every call.
 
 protobuf's Python extension (upb) frees each message's arena through an allocator that
-calls glibc's ``malloc_trim(0)`` once per 10,000 blocks it frees (upstream has since
-disabled that call, not yet in a release). A worker that reads an L fleet frees that many
+calls glibc's ``malloc_trim(0)`` once per 10,000 blocks it frees (as of 7.36.2; a later
+source of protobuf we read has that call disabled). A worker that reads an L fleet frees that many
 blocks several times a call: each trim hands every free page of the heap back (one
 ``madvise`` per free chunk), and the call faults them in again: ~7,000 minor faults and
 ~20 ms of system time per served L call, besides the walk of the heap itself.
