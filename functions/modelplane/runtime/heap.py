@@ -1,11 +1,11 @@
 """Keep protobuf's runtime from giving the whole heap back to the kernel during every call.
 
 protobuf's Python extension (upb) frees each message's arena through an allocator that
-calls glibc's ``malloc_trim(0)`` once per 10,000 blocks it frees (as of 7.36.2; a later
-source of protobuf we read has that call disabled). A worker that reads an L fleet frees that many
-blocks several times a call: each trim hands every free page of the heap back (one
-``madvise`` per free chunk), and the call faults them in again: ~7,000 minor faults and
-~20 ms of system time per served L call, besides the walk of the heap itself.
+calls glibc's ``malloc_trim(0)`` once per 10,000 blocks it frees (as of 7.36.2; a
+later source of protobuf we read has that call disabled). A worker that reads an L fleet
+frees that many blocks several times a call: each trim hands every free page of the heap
+back (one ``madvise`` per free chunk), and the call faults them in again: ~7,000 minor
+faults and ~20 ms of system time per served L call, besides the walk of the heap itself.
 glibc's own thresholds (:func:`.limits.reuse_request_memory`) already bound what a
 process keeps; the extension's trim only undoes them.
 
@@ -57,8 +57,8 @@ class _DlInfo(ctypes.Structure):
 def stop_protobuf_trim() -> bool:
     """Stop protobuf's extension calling ``malloc_trim``; True when it no longer does.
 
-    Call while the process has one thread (a worker as it starts): the slot is written
-    once, before any call of the extension could resolve it.
+    Call while the process has one thread (as it starts): a lazy binding resolved on
+    another thread at the same moment would write the slot back.
     """
     if not sys.platform.startswith("linux") or api_implementation.Type() != "upb":
         return False
@@ -68,8 +68,8 @@ def stop_protobuf_trim() -> bool:
         libc = ctypes.CDLL(None)
         noop = ctypes.cast(libc.malloc_usable_size, ctypes.c_void_p).value
         trim = ctypes.cast(libc.malloc_trim, ctypes.c_void_p).value  # not glibc: no such
-        extension = ctypes.CDLL(_message.__file__)
-        slot = _trim_slot(Path(_message.__file__).read_bytes(), _base_of(extension, libc))
+        base = _base_of(ctypes.CDLL(_message.__file__), libc)
+        slot = _trim_slot(Path(_message.__file__).read_bytes(), base)
     except (OSError, AttributeError, ValueError, struct.error):
         return False
     if slot is None or not noop or not trim:
@@ -77,7 +77,7 @@ def stop_protobuf_trim() -> bool:
     found = ctypes.c_uint64.from_address(slot)
     if found.value == noop:
         return True
-    if found.value != trim and not _is_lazy_stub(found.value, extension, libc):
+    if found.value != trim and not _is_lazy_stub(found.value, base, libc):
         return False  # not what the dynamic linker writes: leave it
     found.value = noop
     return True
@@ -93,11 +93,12 @@ def _base_of(library: ctypes.CDLL, libc: ctypes.CDLL) -> int:
     return int(info.dli_fbase)
 
 
-def _is_lazy_stub(address: int, library: ctypes.CDLL, libc: ctypes.CDLL) -> bool:
-    """Whether ``address`` is in ``library`` itself (a lazy binding's PLT entry)."""
+def _is_lazy_stub(address: int, base: int, libc: ctypes.CDLL) -> bool:
+    """Whether ``address`` is in the library loaded at ``base`` (a lazy binding's PLT
+    entry)."""
     info = _DlInfo()
     return bool(libc.dladdr(ctypes.c_void_p(address), ctypes.byref(info))) and (
-        info.dli_fbase == _base_of(library, libc)
+        info.dli_fbase == base
     )
 
 
