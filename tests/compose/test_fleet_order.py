@@ -45,6 +45,22 @@ def test_the_fleet_reads_the_same_in_any_order() -> None:
     assert [c.name for c in fleets[0].clusters] == ["eks-a", "eks-b", "eks-c", "eks-d"]
 
 
+def test_replicas_of_one_name_in_many_namespaces_read_the_same_in_any_order() -> None:
+    # Teams deploy the same model under the same name: their replicas share a name and
+    # differ by namespace alone, and the listing's order must not decide theirs.
+    clusters = [planning.as_struct(inference_cluster("eks-a"))]
+    replicas = [
+        planning.as_struct(other_replica("llama", "eks-a", "gpu-l4", namespace=f"team-{t}"))
+        for t in range(6)
+    ]
+    fleets = []
+    for seed in range(ORDERS):
+        random.Random(seed).shuffle(replicas)
+        fleets.append(planning.read_fleet(clusters, replicas, _deployment()).fleet)
+    assert fleets == [fleets[0]] * ORDERS
+    assert [r.namespace for r in fleets[0].replicas] == [f"team-{t}" for t in range(6)]
+
+
 def test_a_fleet_listed_anew_is_scheduled_once_and_answered_the_same() -> None:
     req = fleet_request(20, 100)
     planning.forget()
