@@ -61,6 +61,23 @@ def test_replicas_of_one_name_in_many_namespaces_read_the_same_in_any_order() ->
     assert [r.namespace for r in fleets[0].replicas] == [f"team-{t}" for t in range(6)]
 
 
+def test_a_steady_fleet_listed_anew_is_the_last_listing_and_a_changed_one_is_sorted() -> None:
+    planning.forget()
+    clusters = [planning.as_struct(inference_cluster("eks-a"))]
+    replicas = [
+        planning.as_struct(other_replica(f"m-{i}", "eks-a", "gpu-l4", namespace=f"team-{i % 3}"))
+        for i in range(9)
+    ]
+    first = planning.read_fleet(clusters, replicas, _deployment()).fleet.replicas
+    random.Random(1).shuffle(replicas)
+    assert planning.read_fleet(clusters, replicas, _deployment()).fleet.replicas is first
+    gone = replicas.pop(4)
+    fewer = planning.read_fleet(clusters, replicas, _deployment()).fleet.replicas
+    named = sorted((r.name, r.namespace) for r in first if r.name != gone["metadata"]["name"])
+    assert [(r.name, r.namespace) for r in fewer] == named
+    assert planning.read_fleet(clusters, [*replicas, gone], _deployment()).fleet.replicas == first
+
+
 def test_a_fleet_listed_anew_is_scheduled_once_and_answered_the_same() -> None:
     req = fleet_request(20, 100)
     planning.forget()
