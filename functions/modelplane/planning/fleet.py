@@ -51,8 +51,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
-from operator import attrgetter, eq
+from operator import attrgetter
 
 from google.protobuf import struct_pb2 as structpb
 
@@ -232,16 +231,14 @@ def _sort_for_listing(replicas: list[ExistingReplica]) -> None:
     """Sort by name, then namespace: the same fleet in every order Crossplane lists it.
 
     The placement memo compares fleets as tuples, so an order that follows the listing
-    (a new one on every call) would miss it and schedule again. By name alone is a third
-    of the cost of a tuple key (3 against 9 ms at L); replicas of one name in two
-    namespaces (two teams' deployments of one model) are then sorted again, namespace
-    first, each sort stable.
+    (a new one on every call) would miss it and schedule again. Two stable sorts, by
+    namespace and then by name, cost a third of one by a tuple key (45 against 135 ms at
+    5xL), and the first is needed only when two replicas share a name (two teams'
+    deployments of one model).
     """
-    replicas.sort(key=_BY_NAME)
-    names = list(map(_BY_NAME, replicas))
-    if any(map(eq, names, islice(names, 1, None))):
+    if len(set(map(_BY_NAME, replicas))) < len(replicas):
         replicas.sort(key=_BY_NAMESPACE)
-        replicas.sort(key=_BY_NAME)
+    replicas.sort(key=_BY_NAME)
 
 
 def _read_all(items: Sequence[Item], memo: Memo[T], known: KnownObjects[T]) -> list[T]:
