@@ -138,3 +138,66 @@ def test_a_library_without_the_relocation_is_left_alone() -> None:
 def test_stopping_it_twice_is_stopping_it_once() -> None:
     assert heap.stop_protobuf_trim()
     assert heap.stop_protobuf_trim()
+
+
+# A call's memory as a worker or the serving process frees it: many blocks, each below
+# the heap's mapping threshold (gRPC's slices, protobuf's arena blocks), with a small
+# live object between them (what the call keeps), then freed; the kernel's count of
+# the process's anonymous memory says what it kept.
+_KEPT = f"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {str(FUNCTIONS)!r})
+from modelplane.runtime import heap, limits
+limits.reuse_request_memory()
+
+def anon_mib():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) // 1024
+
+request_bytes = int(sys.argv[1])
+blocks, kept = [], []
+for _ in range(request_bytes // (1 << 20)):
+    blocks.append(b"x" * (1 << 20))
+    kept.append(bytes(64))
+del blocks
+freed = anon_mib()
+gave = heap.give_back_after(request_bytes)
+print(json.dumps([freed, anon_mib(), gave]))
+"""
+
+
+def _kept_mib(request_bytes: int) -> tuple[int, int, bool]:
+    out = subprocess.run(
+        [sys.executable, "-c", _KEPT, str(request_bytes)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    freed, after, gave = json.loads(out.stdout)
+    return freed, after, gave
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_a_call_far_larger_than_l_gives_its_memory_back() -> None:
+    size = heap.GIVE_BACK_AFTER_BYTES * 2
+    freed, after, gave = _kept_mib(size)
+    assert gave
+    # Freed, the heap's thresholds kept it (for the next call); given back, it is gone.
+    assert freed - after > size // (1 << 20) // 2, (freed, after)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_an_l_sized_call_keeps_its_memory_for_the_next() -> None:
+    size = heap.GIVE_BACK_AFTER_BYTES - (1 << 20)
+    freed, after, gave = _kept_mib(size)
+    assert not gave
+    assert freed - after < 4, (freed, after)  # kept for the next call
+
+
+def test_an_allocator_without_malloc_trim_gives_nothing_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(heap, "_malloc_trim", lambda: None)
+    assert not heap.give_back_after(heap.GIVE_BACK_AFTER_BYTES)

@@ -70,8 +70,9 @@ def reuse_request_memory() -> None:
     :mod:`.heap`), the next call faulted them in again: ~9,700 faults and 25-30 ms of
     system time a steady L call, against ~460 and 2-8 ms kept. One arena with fixed
     thresholds keeps the memory, and the serving process's peak falls (~210 MiB against
-    ~270-320: one arena, not one per thread). Call before the process starts its
-    threads; glibc only (elsewhere nothing happens).
+    ~270-320: one arena, not one per thread). A call far larger than an L fleet's gives
+    its memory back instead (:func:`.heap.give_back_after`). Call before the process
+    starts its threads; glibc only (elsewhere nothing happens).
     """
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is None:  # not glibc: its own allocator's defaults

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import grpc
 
-from modelplane.runtime import worker
+from modelplane.runtime import heap, worker
 from modelplane.runtime.dispatch import DEADLINE_MESSAGE, deadline_of
 from modelplane.runtime.errors import PoolError
 
@@ -340,6 +340,9 @@ class _Slot:
         finally:
             if shared is not None:
                 os.close(shared)  # the worker holds its own copy of the descriptor
+            # Handed off: what gRPC freed of a large request goes back now, not kept while
+            # the worker peaks (its joined bytes, a mapping of their own, go with the call).
+            heap.give_back_after(len(data or b""))
 
 
 def _memory_file(data: bytes) -> int | None:

@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError
 
 from modelplane import registry
 from modelplane.domain import dra as cel
-from modelplane.runtime import callstats, dispatch, limits
+from modelplane.runtime import callstats, dispatch, heap, limits
 from modelplane.runtime.verdicts import DiskVerdicts
 
 SHARED_REQUEST_BYTES = 1024 * 1024
@@ -120,6 +120,8 @@ class Worker:
         with callstats.counted(size) as named:  # a no-op unless a benchmark asks
             result = self._compose(call_id, budget, data, fd, named)
         self._send((call_id, *result))
+        del result  # the response's bytes are sent: given back with the rest of the call's
+        heap.give_back_after(size)
 
     def _compose(
         self,
