@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from google.protobuf import struct_pb2
 
@@ -177,13 +177,25 @@ def _struct(doc: Mapping[str, Any]) -> struct_pb2.Struct:
     return s
 
 
+class Inputs(TypedDict, total=False):
+    """What a reconcile reads besides the composite, its Composition and the functions.
+
+    Attributes:
+        observed: The XR's existing composed resources (see the module docstring).
+        required: Resources the pipeline's requirements are answered from.
+        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
+    """
+
+    observed: Iterable[Mapping[str, Any]]
+    required: Iterable[Mapping[str, Any]]
+    xrd: Mapping[str, Any] | None
+
+
 def build_request(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
-    observed: Iterable[Mapping[str, Any]] = (),
-    required: Iterable[Mapping[str, Any]] = (),
-    xrd: Mapping[str, Any] | None = None,
+    **inputs: Unpack[Inputs],
 ) -> render_pb2.RenderRequest:
     """Return the RenderRequest :func:`render_composite` sends.
 
@@ -191,6 +203,8 @@ def build_request(
     is left out: the engine's store already holds the XR, and a second copy would
     replace it.
     """
+    observed, required = inputs.get("observed", ()), inputs.get("required", ())
+    xrd = inputs.get("xrd")
     own = store_key(xr)
     composite = render_pb2.CompositeInput(
         composite_resource=_struct(xr),
@@ -239,12 +253,10 @@ def render_composite(
     xr: Mapping[str, Any],
     composition: Mapping[str, Any],
     functions: Mapping[str, str],
-    observed: Iterable[Mapping[str, Any]] = (),
-    required: Iterable[Mapping[str, Any]] = (),
-    xrd: Mapping[str, Any] | None = None,
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     crossplane: Path | None = None,
+    **inputs: Unpack[Inputs],
 ) -> RenderOutput:
     """Reconcile ``xr`` once with ``composition`` through Crossplane's real reconciler.
 
@@ -253,11 +265,9 @@ def render_composite(
         composition: The Composition to compose it with (a Pipeline).
         functions: Function name (a pipeline step's ``functionRef.name``) to the
             ``host:port`` of a running function server speaking insecure gRPC.
-        observed: The XR's existing composed resources (see the module docstring).
-        required: Resources the pipeline's requirements are answered from.
-        xrd: The XR's CompositeResourceDefinition, to select its schema as Crossplane does.
         timeout: Seconds the engine may spend, calls to the functions included.
         crossplane: The binary to run; :func:`find_crossplane` by default.
+        inputs: What else it reads (:class:`Inputs`).
 
     Returns:
         The reconcile's output; ``fatal`` is set when a pipeline step returned a Fatal
@@ -268,7 +278,7 @@ def render_composite(
             (a function unreachable, an invalid input); the message carries its stderr.
     """
     binary = crossplane or find_crossplane()
-    request = build_request(xr, composition, functions, observed, required, xrd)
+    request = build_request(xr, composition, functions, **inputs)
     cmd = [str(binary), "internal", "render", f"--timeout={timeout:g}s"]
     env = {**GO_RUNTIME_ENV, **os.environ}
     try:

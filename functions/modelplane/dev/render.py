@@ -52,7 +52,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import yaml
 
@@ -133,18 +133,28 @@ def overlay(inputs: Iterable[Doc], observed: Iterable[Doc]) -> list[Doc]:
     return merged + list(seen.values())
 
 
+class Options(TypedDict, total=False):
+    """What a render takes besides the composite and the functions.
+
+    Attributes:
+        required: Resources the pipeline's requirements are answered from.
+        observed: The composite's composed resources, as on a later reconcile (each
+            without a controller reference gets one to the composite, as Crossplane sets
+            it on what it composes).
+        timeout: Seconds the engine may spend (``engine.DEFAULT_TIMEOUT_SECONDS``).
+    """
+
+    required: Sequence[Mapping[str, Any]]
+    observed: Sequence[Mapping[str, Any]]
+    timeout: float
+
+
 def render_output(
     xr: Mapping[str, Any],
     functions: Functions,
-    *,
-    required: Sequence[Mapping[str, Any]] = (),
-    observed: Sequence[Mapping[str, Any]] = (),
-    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
+    **options: Unpack[Options],
 ) -> engine.RenderOutput:
-    """Reconcile one composite once with its kind's Composition and XRD.
-
-    ``observed`` resources without a controller reference get one to ``xr``, as
-    Crossplane sets it on what it composes.
+    """Reconcile one composite once with its kind's Composition and XRD (:class:`Options`).
 
     Raises:
         RenderError: the engine failed, or a pipeline step returned a Fatal result; the
@@ -158,10 +168,10 @@ def render_output(
             xr,
             composition,
             functions.for_composition(composition),
-            observed=[engine.controlled_by(xr, d) for d in observed],
-            required=required,
+            observed=[engine.controlled_by(xr, d) for d in options.get("observed", ())],
+            required=options.get("required", ()),
             xrd=xrd,
-            timeout=timeout,
+            timeout=options.get("timeout", engine.DEFAULT_TIMEOUT_SECONDS),
         )
     except engine.EngineError as err:
         raise RenderError(str(err)) from err
@@ -234,10 +244,7 @@ def documents(out: engine.RenderOutput, *, all_events: bool = False) -> list[Doc
 def render(
     xr: Mapping[str, Any],
     functions: Functions,
-    *,
-    required: Sequence[Mapping[str, Any]] = (),
-    observed: Sequence[Mapping[str, Any]] = (),
-    timeout: float = engine.DEFAULT_TIMEOUT_SECONDS,
+    **options: Unpack[Options],
 ) -> list[Doc]:
     """Render one composite and return its :func:`documents`.
 
@@ -247,9 +254,7 @@ def render(
     Raises:
         RenderError: see :func:`render_output`.
     """
-    return documents(
-        render_output(xr, functions, required=required, observed=observed, timeout=timeout)
-    )
+    return documents(render_output(xr, functions, **options))
 
 
 @dataclass
