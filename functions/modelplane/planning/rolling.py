@@ -283,7 +283,9 @@ def _hash_of(
     if found is not None or placed.engines is None:
         return found
     existing = state.own.get(key)
-    spec = kit.struct_to_dict(existing).get("spec", {}) if existing is not None else {}
+    found = existing.fields.get("spec") if existing is not None else None
+    # Only the spec is compared: converting the whole object would read its status too.
+    spec = kit.struct_to_dict(found.struct_value) if found is not None else {}
     return current if objects.covers(spec, replica_spec(xr, placed)) else ""
 
 
