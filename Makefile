@@ -89,10 +89,13 @@ demo: installed tools ## Reconcile the getting-started tour until it settles (fa
 render: installed tools ## Render an example once, offline: make render EXAMPLE=<dir or file> [FORMAT=tree].
 	@$(PY) -m modelplane.dev.render --$(FORMAT) $(EXAMPLE)
 
-# The suite runs on PYTEST_XDIST workers (pytest-xdist), each test file whole on one worker
-# so a file's module fixtures are built once; PYTEST_XDIST=0 runs it in this one process.
+# The suite runs on PYTEST_XDIST workers (pytest-xdist), an idle worker taking tests from a
+# busy one (worksteal): the loop tests of one file take minutes each, and a file kept whole
+# on one worker left the other idle (measured: 1,006 s against 1,188 s with loadfile, on 2
+# cores); a module's fixtures are then built once per worker that runs its tests.
+# PYTEST_XDIST=0 runs it in this one process.
 PYTEST_XDIST ?= 2
-XDIST_ARGS = $(if $(filter 0,$(PYTEST_XDIST)),-p no:xdist,-n $(PYTEST_XDIST) --dist loadfile)
+XDIST_ARGS = $(if $(filter 0,$(PYTEST_XDIST)),-p no:xdist,-n $(PYTEST_XDIST) --dist worksteal)
 
 .PHONY: test
 test: setup ## Run the test suite (PYTEST_XDIST=0: without workers).
