@@ -39,7 +39,6 @@ status field missing.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +64,6 @@ from modelplane.dev.fakes.base import (
     is_composite,
     key_of,
     labels_match,
-    name_of,
     set_path,
     uid_of,
 )
@@ -80,7 +78,7 @@ from modelplane.dev.loop.nodes import (
     matches,
     members,
 )
-from modelplane.dev.loop.world import CONTROL_PLANE, World, cloud_installed
+from modelplane.dev.loop.world import CONTROL_PLANE, Family, World, cloud_installed
 from modelplane.domain import api
 
 PROVIDER_CONFIG_KINDS = frozenset(
@@ -289,15 +287,9 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
     owner = controller_uid(obj)
     family = cloud.family(group_of(obj))
 
-    @functools.cache
-    def siblings() -> list[Obj]:
-        """The family's resources in the namespace, listed when a reference is first met."""
-        return [
-            other
-            for other in world.all()
-            if str((other.get("metadata") or {}).get("namespace") or "") == namespace
-            and group_of(other).endswith(family)
-        ]
+    def siblings() -> Family:
+        """The family's resources in the namespace (listed once per World)."""
+        return world.family(namespace, family)
 
     def walk(value: Any, path: str) -> Iterator[str]:
         if isinstance(value, list):
@@ -311,30 +303,19 @@ def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str
             if name.endswith("Selector") and isinstance(item, Mapping) and "matchLabels" in item:
                 labels = dict(item.get("matchLabels") or {})
                 by_controller = bool(item.get("matchControllerRef"))
-                if not any(
-                    labels_match(other, labels)
-                    and (not by_controller or controller_uid(other) == owner)
-                    for other in siblings()
-                ):
+                if not siblings().selects(labels, owner if by_controller else None):
                     yield f"{where} matches no resource"
             elif name.endswith("SecretRef") and isinstance(item, Mapping):
                 # A Secret key selector, not a reference to another managed resource.
-                if not any(
-                    other.get("kind") == "Secret"
-                    and name_of(other) == item.get("name")
-                    and str((other.get("metadata") or {}).get("namespace") or "")
-                    == str(item.get("namespace") or namespace)
-                    for other in world.all()
-                ):
+                secret_ns = str(item.get("namespace") or namespace)
+                if world.get("", "Secret", secret_ns, str(item.get("name") or "")) is None:
                     yield f"{where} names Secret {item.get('name')}, which does not exist"
             elif name.endswith("Ref") and isinstance(item, Mapping) and "name" in item:
-                if not any(name_of(other) == item["name"] for other in siblings()):
+                if not siblings().named(item["name"]):
                     yield f"{where} names {item['name']}, which does not exist"
             elif name.endswith("Refs") and isinstance(item, list):
                 for ref in item:
-                    if isinstance(ref, Mapping) and not any(
-                        name_of(other) == ref.get("name") for other in siblings()
-                    ):
+                    if isinstance(ref, Mapping) and not siblings().named(ref.get("name")):
                         yield f"{where} names {ref.get('name')}, which does not exist"
             else:
                 yield from walk(item, where)

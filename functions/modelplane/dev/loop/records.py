@@ -127,9 +127,49 @@ def _strip(value: Any) -> Any:
     return value
 
 
+def _encode(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _cut(text: str, name: str) -> str | None:
+    """Cut every member ``name`` with a string value out of encoded JSON (None: one has
+    an escape in its value, which this does not read).
+
+    ``"name":"`` with unescaped quotes is always a key and its value's opening quote:
+    within an encoded string every quote is escaped. The member goes with the comma that
+    separates it from the one before, or if it is first in its object, from the next.
+    """
+    parts = text.split(f'"{name}":"')
+    kept = [parts[0]]
+    for part in parts[1:]:
+        end = part.find('"')
+        if end < 0 or "\\" in part[:end]:
+            return None
+        rest = part[end + 1 :]
+        if kept[-1].endswith(","):
+            kept[-1] = kept[-1][:-1]
+        elif rest.startswith(","):
+            rest = rest[1:]
+        kept.append(rest)
+    return "".join(kept)
+
+
 def canonical(obj: Mapping[str, Any]) -> str:
-    """Return an object as canonical JSON, without fields that change on their own."""
-    return json.dumps(_strip(obj), sort_keys=True, separators=(",", ":"))
+    """Return an object as canonical JSON, without fields that change on their own.
+
+    The object is encoded whole (json's C encoder) and the volatile members are cut out
+    of the text: the loop takes a snapshot of every object twice a reconcile, and copying
+    each object without them first cost a third of a loop test. The text is the encoding
+    of the object without them, character for character; where a volatile member's value
+    is not a plain string, it is encoded from such a copy instead.
+    """
+    text: str | None = _encode(obj)
+    for name in _VOLATILE:
+        if text is not None and f'"{name}":' in text:
+            text = _cut(text, name)
+    if text is None or any(f'"{name}":' in text for name in _VOLATILE):
+        return _encode(_strip(obj))
+    return text
 
 
 def top_level_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:

@@ -18,7 +18,10 @@ from modelplane.dev.fakes.base import (
     Key,
     Obj,
     condition_is,
+    controller_uid,
     group_of,
+    labels_match,
+    name_of,
     uid_of,
 )
 from modelplane.dev.fakes.helm import chart_of
@@ -29,6 +32,41 @@ from modelplane.domain.api import POOL_LABEL
 
 CONTROL_PLANE = "control-plane"
 """The cluster identity of objects Crossplane composes directly on the control plane."""
+
+
+class Family:
+    """One provider family's resources in one namespace: what references to them resolve to."""
+
+    def __init__(self, members: list[Obj]) -> None:
+        self.members = members
+        self.names = frozenset(name_of(obj) for obj in members)
+        self._selected: dict[tuple[Any, str | None], bool] = {}
+
+    def named(self, name: Any) -> bool:
+        """Tell whether a resource of the family has this name."""
+        return isinstance(name, str) and name in self.names
+
+    def selects(self, labels: Mapping[str, Any], owner: str | None) -> bool:
+        """Tell whether a resource carries every label of ``labels`` and, unless ``owner``
+        is None, has that controller (a selector's ``matchControllerRef``).
+
+        Remembered per selector: the resources of one composite share their selectors.
+        """
+        try:
+            key = (tuple(sorted(labels.items())), owner)
+            hash(key)
+        except TypeError:  # a label value no YAML scalar has: not worth remembering
+            return self._select(labels, owner)
+        found = self._selected.get(key)
+        if found is None:
+            found = self._selected[key] = self._select(labels, owner)
+        return found
+
+    def _select(self, labels: Mapping[str, Any], owner: str | None) -> bool:
+        return any(
+            labels_match(obj, labels) and (owner is None or controller_uid(obj) == owner)
+            for obj in self.members
+        )
 
 
 class World:
@@ -46,12 +84,39 @@ class World:
         self.nodes = nodes or {}
         self.generations = generations
         self._clusters: dict[str, list[Obj]] | None = None
+        self._groups: dict[str, dict[str, list[Key]]] | None = None
+        self._families: dict[tuple[str, str], Family] = {}
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Obj | None:
         return self.store.get((group, kind, namespace, name))
 
     def all(self) -> Iterator[Obj]:
         return iter(list(self.store.values()))
+
+    def family(self, namespace: str, family: str) -> Family:
+        """Return one provider family's resources in ``namespace`` (those whose API group
+        ends with ``family``), as the reference checks of its resources ask for them.
+
+        Listed once per World from an index of the store by namespace and group: a
+        reporter asks this for every reference it checks, and a scan of the store each
+        time made observing a fleet quadratic in its size. Observing adds and removes
+        Secrets and provider-kubernetes Objects only, and writes statuses, never a cloud
+        family's resources or their metadata, so the listing holds for the World's life.
+        """
+        found = self._families.get((namespace, family))
+        if found is None:
+            if self._groups is None:
+                self._groups = {}
+                for key in self.store:
+                    self._groups.setdefault(key[2], {}).setdefault(key[0], []).append(key)
+            members = [
+                self.store[key]
+                for group, keys in self._groups.get(namespace, {}).items()
+                if group.endswith(family)
+                for key in keys
+            ]
+            found = self._families[(namespace, family)] = Family(members)
+        return found
 
     def cluster(self, name: str) -> ClusterView:
         """Return one workload cluster as the library's reporters read it."""
