@@ -3,11 +3,12 @@ canonical encoding is the object's encoding without its volatile fields."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplane.dev.fakes.base import Key, Obj, conditions_of, key_of
+from modelplane.dev.fakes.base import Key, Obj, conditions_of, copy_tree, key_of
 from modelplane.dev.loop.fakes import Providers
 from modelplane.dev.loop.records import _encode, _strip, canonical
 
@@ -145,3 +146,18 @@ def test_canonical_cuts_volatile_members_wherever_they_stand() -> None:
         '{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready"},{"type":"Synced"},'
         '{},{}],"note":"\\",\\"lastTransitionTime\\":\\"kept, it is text\\""}}'
     )
+
+
+@given(_VALUES)
+def test_copy_tree_copies_as_deepcopy_does(value: Any) -> None:
+    copied = copy_tree({"v": value, "nested": [value, {"again": value}]})
+    assert copied == copy.deepcopy({"v": value, "nested": [value, {"again": value}]})
+    assert copied == {"v": value, "nested": [value, {"again": value}]}
+
+
+def test_copy_tree_shares_no_container_with_the_original() -> None:
+    original = {"spec": {"containers": [{"args": ["--a"]}]}, "n": 1}
+    copied = copy_tree(original)
+    copied["spec"]["containers"][0]["args"].append("--b")
+    copied["spec"]["replicas"] = 2
+    assert original == {"spec": {"containers": [{"args": ["--a"]}]}, "n": 1}

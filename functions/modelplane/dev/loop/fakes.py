@@ -57,6 +57,7 @@ from modelplane.dev.fakes.base import (
     condition_is,
     conditions_of,
     controller_uid,
+    copy_tree,
     digest,
     drop_path,
     get_path,
@@ -383,7 +384,7 @@ def _object(world: World, obj: Obj) -> Report:
     problem = _apply_problem(world, obj, cluster, manifest)
     if problem:
         return _unsynced(obj, problem)
-    applied = copy.deepcopy(manifest)
+    applied = copy_tree(manifest)
     status = kubernetes.workload_status(world.cluster(cluster), applied)
     if status is not None:
         no_gpu = gpu_blocked(world, obj, cluster, manifest)

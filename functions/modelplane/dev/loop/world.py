@@ -86,6 +86,7 @@ class World:
         self._clusters: dict[str, list[Obj]] | None = None
         self._groups: dict[str, dict[str, list[Key]]] | None = None
         self._families: dict[tuple[str, str], Family] = {}
+        self._applied: dict[str, dict[tuple[str, str, str], Obj]] = {}
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Obj | None:
         return self.store.get((group, kind, namespace, name))
@@ -179,20 +180,31 @@ class World:
         return self._clusters.get(cluster, [])
 
     def applied(self, cluster: str, kind: str, namespace: str, name: str) -> Obj | None:
-        """Return the manifest of ``kind namespace/name`` as it is on ``cluster`` (None: absent)."""
-        for obj in self.on_cluster(cluster):
-            if obj.get("kind") != "Object":
-                continue
-            manifest = manifest_of(obj)
-            meta = manifest.get("metadata") or {}
-            if (
-                manifest.get("kind") == kind
-                and str(meta.get("name", "")) == name
-                and str(meta.get("namespace") or "") == namespace
-            ):
-                at_provider = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")
-                return dict(at_provider or manifest)
-        return None
+        """Return the manifest of ``kind namespace/name`` as it is on ``cluster`` (None: absent).
+
+        The first Object of :meth:`on_cluster` that applies it, found in an index of them
+        by what they apply, made once per cluster per World (reporters ask this for every
+        namespace and workload they check).
+        """
+        by_manifest = self._applied.get(cluster)
+        if by_manifest is None:
+            by_manifest = self._applied[cluster] = {}
+            for obj in self.on_cluster(cluster):
+                if obj.get("kind") != "Object":
+                    continue
+                manifest = manifest_of(obj)
+                meta = manifest.get("metadata") or {}
+                what = (
+                    str(manifest.get("kind")),
+                    str(meta.get("namespace") or ""),
+                    str(meta.get("name", "")),
+                )
+                by_manifest.setdefault(what, obj)
+        found = by_manifest.get((kind, namespace, name))
+        if found is None:
+            return None
+        at_provider = ((found.get("status") or {}).get("atProvider") or {}).get("manifest")
+        return dict(at_provider or manifest_of(found))
 
     def pool_runs(self, cluster: str, pool: str) -> bool:
         """Tell whether a node of ``pool`` on ``cluster`` exists and is Ready (pods run)."""
