@@ -115,6 +115,7 @@ class World:
                 for group, keys in self._groups.get(namespace, {}).items()
                 if group.endswith(family)
                 for key in keys
+                if key in self.store  # removed since the index was made
             ]
             found = self._families[(namespace, family)] = Family(members)
         return found
@@ -193,12 +194,11 @@ class World:
                 if obj.get("kind") != "Object":
                     continue
                 manifest = manifest_of(obj)
+                applies = manifest.get("kind")
+                if not isinstance(applies, str):
+                    continue  # no kind: nothing asks for it
                 meta = manifest.get("metadata") or {}
-                what = (
-                    str(manifest.get("kind")),
-                    str(meta.get("namespace") or ""),
-                    str(meta.get("name", "")),
-                )
+                what = (applies, str(meta.get("namespace") or ""), str(meta.get("name", "")))
                 by_manifest.setdefault(what, obj)
         found = by_manifest.get((kind, namespace, name))
         if found is None:
