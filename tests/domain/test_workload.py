@@ -549,6 +549,9 @@ def test_objects_name_the_provider_config_and_follow_their_workload(
         assert item.resource["metadata"]["namespace"] == "ml-team"
         assert spec["providerConfigRef"] == {"kind": "ProviderConfig", "name": "c-pc"}
         readiness = spec["readiness"]
+        # Status-derived readiness is watched (it changes after the apply); a created
+        # object's is settled by the apply itself.
+        assert spec.get("watch", False) is (readiness["policy"] == "DeriveFromCelQuery"), item.key
         if item.workload:
             assert readiness["policy"] == "DeriveFromCelQuery", item.key
             kind = item.resource["spec"]["forProvider"]["manifest"]["kind"]

@@ -115,8 +115,8 @@ def wrap(
         namespace: The Object's namespace on the control plane (its composite's).
         provider_config: ``spec.providerConfigRef``: the config's kind and name.
         manifest: The object to apply.
-        ready_when: A CEL query over the applied object that says it is ready; None
-            makes the Object ready once the object exists.
+        ready_when: A CEL query over the applied object that says it is ready (the
+            Object then watches it); None makes the Object ready once the object exists.
         keep: Never delete the applied object, even when the Object goes away (shared).
         references: ``spec.references``, e.g. a ``patchesFrom`` that copies a field of a
             control-plane object into the manifest.
@@ -132,6 +132,12 @@ def wrap(
         "providerConfigRef": dict(provider_config),
         "readiness": readiness,
     }
+    if ready_when is not None:
+        # Readiness read off the applied object's status: watched, that status reaches the
+        # Object when it changes, not at the provider's next poll (10 minutes by default),
+        # so a replica turns Ready, and a rollout steps on, as soon as its pods run. The
+        # provider honours it when run with --enable-watches, and ignores it otherwise.
+        spec["watch"] = True
     if keep:
         spec["managementPolicies"] = list(KEEP)
     if references:
