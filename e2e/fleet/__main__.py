@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from e2e.__main__ import run_all, wanted_scenarios
+from e2e.__main__ import circuit_breaker_opens, run_all, wanted_scenarios
 from e2e.fleet import capacity_scenarios as capacity
 from e2e.fleet import deploy_scenarios as deploy
 from e2e.fleet import move_scenarios as moves
@@ -160,6 +160,9 @@ def main() -> int:
         if key in ctx.stats:
             print(f"{key.replace('_', ' ')}: {ctx.stats[key]}")
     capacity.summary(ctx)
+    breakers = circuit_breaker_opens()
+    if breakers:  # a composite whose circuit opened reconciles at most every 30 s
+        print(f"Crossplane's watch circuit breaker opened: {breakers}")
     return outcome.summary()
 
 
