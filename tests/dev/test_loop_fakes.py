@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from modelplane.dev.fakes.base import Key, Obj, conditions_of, copy_tree, key_of
-from modelplane.dev.loop.fakes import Providers
+from modelplane.dev.loop.fakes import Providers, _members_by_collection, _sync_members
+from modelplane.dev.loop.nodes import MEMBERSHIP_LABEL
 from modelplane.dev.loop.records import _encode, _strip, canonical
 
 AWS = "aws.m.upbound.io"
@@ -161,3 +162,33 @@ def test_copy_tree_shares_no_container_with_the_original() -> None:
     copied["spec"]["containers"][0]["args"].append("--b")
     copied["spec"]["replicas"] = 2
     assert original == {"spec": {"containers": [{"args": ["--a"]}]}, "n": 1}
+
+
+def _member(name: str, namespace: str, collection: str, phase: str = "Running") -> Obj:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {MEMBERSHIP_LABEL: collection},
+        },
+        "status": {"atProvider": {"manifest": {"status": {"phase": phase}}}},
+    }
+
+
+def test_a_collection_prunes_only_its_own_members_and_keeps_the_index_true() -> None:
+    ours = [_member("pod-a", "ml-team", "pods"), _member("pod-b", "ml-team", "pods")]
+    theirs = _member("pod-c", "ml-team", "other-pods")
+    elsewhere = _member("pod-d", "other-team", "pods")  # same name, another namespace
+    store = {key_of(o): o for o in (*ours, theirs, elsewhere)}
+    members = _members_by_collection(store)
+    collection = {"metadata": {"name": "pods", "namespace": "ml-team"}}
+    updated = _member("pod-b", "ml-team", "pods", phase="Pending")
+    added = _member("pod-e", "ml-team", "pods")
+
+    assert _sync_members(store, members, collection, [updated, added])
+    assert set(store) == {key_of(o) for o in (updated, added, theirs, elsewhere)}
+    assert store[key_of(updated)] == updated
+    assert members == _members_by_collection(store)
+    assert not _sync_members(store, members, collection, [updated, added])

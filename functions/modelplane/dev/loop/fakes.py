@@ -173,6 +173,7 @@ class Providers:
         for _ in range(4):  # what one reports can depend on what another reported
             changed = False
             world = World(store, self.installed, self.nodes, self.generations)
+            members = _members_by_collection(store)
             for key in sorted(store):
                 obj = store.get(key)
                 if obj is None or is_composite(obj) or not controller_uid(obj):
@@ -191,7 +192,7 @@ class Providers:
                     store[key] = updated
                     changed = True
                 if report.members is not None:
-                    changed |= _sync_members(store, obj, report.members)
+                    changed |= _sync_members(store, members, obj, report.members)
                 for secret in report.secrets:
                     secret_key = key_of(secret)
                     if store.get(secret_key, {}).get("data") != secret["data"]:
@@ -354,22 +355,46 @@ def _collection(world: World, obj: Obj) -> Report:
     return Report(collection_status(obj), members=members(obj, matches(obj, nodes, slices)))
 
 
-def _sync_members(store: dict[Key, Obj], collection: Obj, wanted: list[Obj]) -> bool:
-    """Create or update the collection's members and prune the others; tell if any changed."""
+Members = dict[tuple[str, str], set[Key]]
+"""The member Objects in the store, by (namespace, the collection their label names)."""
+
+
+def _members_by_collection(store: Mapping[Key, Obj]) -> Members:
+    """Index every collection member once a pass: a scan of the store per collection made
+    a pass quadratic in the replicas (each composes a collection of its pods)."""
+    members: Members = {}
+    for key, obj in store.items():
+        if key[1] != "Object":
+            continue
+        owner = ((obj.get("metadata") or {}).get("labels") or {}).get(MEMBERSHIP_LABEL)
+        if isinstance(owner, str):
+            members.setdefault((key[2], owner), set()).add(key)
+    return members
+
+
+def _sync_members(
+    store: dict[Key, Obj], members: Members, collection: Obj, wanted: list[Obj]
+) -> bool:
+    """Create or update the collection's members and prune the others; tell if any changed.
+
+    ``members`` is the pass's index; it is kept true for this collection's own members
+    (the only ones this changes)."""
     meta = collection.get("metadata") or {}
-    label = {MEMBERSHIP_LABEL: str(meta.get("name", ""))}
-    namespace = str(meta.get("namespace") or "")
+    mine = (str(meta.get("namespace") or ""), str(meta.get("name", "")))
     fresh = {key_of(m): m for m in wanted}
     changed = False
-    for key, obj in list(store.items()):
-        mine = key[2] == namespace and key[1] == "Object" and labels_match(obj, label)
-        if mine and key not in fresh:
-            del store[key]
+    for key in sorted(members.get(mine, set()) - fresh.keys()):
+        if store.pop(key, None) is not None:
             changed = True
     for key, member in fresh.items():
         if store.get(key) != member:
             store[key] = member
             changed = True
+    members[mine] = {
+        k
+        for k, m in fresh.items()
+        if k[1] == "Object" and k[2] == mine[0] and labels_match(m, {MEMBERSHIP_LABEL: mine[1]})
+    }
     return changed
 
 
