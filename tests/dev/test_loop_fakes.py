@@ -106,6 +106,23 @@ def test_a_secret_reference_resolves_to_a_secret_in_its_namespace() -> None:
     assert "names Secret password, which does not exist" in _synced(store, elsewhere)["message"]
 
 
+def test_a_spec_written_anew_is_read_anew_and_one_status_write_keeps_its_reading() -> None:
+    vpc = _managed("VPC", "vpc-a", {})
+    subnet = _managed("Subnet", "subnet-a", {}, vpcIdRef={"name": "vpc-a"})
+    store = _observed(vpc, subnet)
+    assert _synced(store, subnet)["status"] == "True"
+    # A render writes a new spec: its references are read again, not remembered.
+    rendered = _managed("Subnet", "subnet-a", {}, vpcIdRef={"name": "vpc-z"})
+    store[key_of(rendered)] = {**store[key_of(subnet)], "spec": rendered["spec"]}
+    Providers().observe(store, {})
+    assert "vpcIdRef names vpc-z, which does not exist" in _synced(store, rendered)["message"]
+    # The VPC it names appears: the same spec now resolves (the world is read every time).
+    named = _managed("VPC", "vpc-z", {})
+    store[key_of(named)] = named
+    Providers().observe(store, {})
+    assert _synced(store, rendered)["status"] == "True"
+
+
 # --- the canonical encoding ------------------------------------------------------------------
 
 _VOLATILE_KEYS = st.sampled_from(["lastTransitionTime", "resourceVersion"])

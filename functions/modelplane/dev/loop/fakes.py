@@ -39,7 +39,7 @@ status field missing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,7 @@ from modelplane.dev.fakes.base import (
     uid_of,
 )
 from modelplane.dev.fakes.kubernetes import manifest_of, pod_templates
+from modelplane.dev.loop import references
 from modelplane.dev.loop.applies import Generations
 from modelplane.dev.loop.capacity import collection_pods, gpu_blocked
 from modelplane.dev.loop.nodes import (
@@ -79,7 +80,7 @@ from modelplane.dev.loop.nodes import (
     matches,
     members,
 )
-from modelplane.dev.loop.world import CONTROL_PLANE, Family, World, cloud_installed
+from modelplane.dev.loop.world import CONTROL_PLANE, World, cloud_installed
 from modelplane.domain import api
 
 PROVIDER_CONFIG_KINDS = frozenset(
@@ -269,7 +270,7 @@ def _cloud(world: World, obj: Obj) -> Report:
     _, problem = world.connect(obj, family)
     if problem:
         return _unsynced(obj, problem)
-    unresolved = list(_unresolved_references(world, obj))
+    unresolved = references.unresolved(world, obj)
     if unresolved:
         message = "cannot resolve references: " + "; ".join(unresolved)
         return _unsynced(obj, message)
@@ -281,48 +282,6 @@ def _cloud(world: World, obj: Obj) -> Report:
     if target.get("name"):
         report.secrets.append(cloud.connection_secret(obj, str(target["name"]), secret_data))
     return report
-
-
-def _unresolved_references(world: World, obj: Mapping[str, Any]) -> Iterator[str]:
-    """Say which ``*Selector``/``*Ref(s)`` fields of ``spec.forProvider`` match nothing."""
-    namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-    owner = controller_uid(obj)
-    family = cloud.family(group_of(obj))
-
-    def siblings() -> Family:
-        """The family's resources in the namespace (listed once per World)."""
-        return world.family(namespace, family)
-
-    def walk(value: Any, path: str) -> Iterator[str]:
-        if isinstance(value, list):
-            for index, item in enumerate(value):
-                yield from walk(item, f"{path}[{index}]")
-            return
-        if not isinstance(value, Mapping):
-            return
-        for name, item in value.items():
-            where = f"{path}.{name}"
-            if name.endswith("Selector") and isinstance(item, Mapping) and "matchLabels" in item:
-                labels = dict(item.get("matchLabels") or {})
-                by_controller = bool(item.get("matchControllerRef"))
-                if not siblings().selects(labels, owner if by_controller else None):
-                    yield f"{where} matches no resource"
-            elif name.endswith("SecretRef") and isinstance(item, Mapping):
-                # A Secret key selector, not a reference to another managed resource.
-                secret_ns = str(item.get("namespace") or namespace)
-                if world.get("", "Secret", secret_ns, str(item.get("name") or "")) is None:
-                    yield f"{where} names Secret {item.get('name')}, which does not exist"
-            elif name.endswith("Ref") and isinstance(item, Mapping) and "name" in item:
-                if not siblings().named(item["name"]):
-                    yield f"{where} names {item['name']}, which does not exist"
-            elif name.endswith("Refs") and isinstance(item, list):
-                for ref in item:
-                    if isinstance(ref, Mapping) and not siblings().named(ref.get("name")):
-                        yield f"{where} names {ref.get('name')}, which does not exist"
-            else:
-                yield from walk(item, where)
-
-    yield from walk(((obj.get("spec") or {}).get("forProvider")) or {}, "spec.forProvider")
 
 
 def _release(world: World, obj: Obj) -> Report:
