@@ -64,7 +64,6 @@ from modelplane.dev.fakes.base import (
     group_of,
     is_composite,
     key_of,
-    labels_match,
     set_path,
     uid_of,
 )
@@ -318,16 +317,22 @@ Members = dict[tuple[str, str], set[Key]]
 """The member Objects in the store, by (namespace, the collection their label names)."""
 
 
+def _collection_of(key: Key, obj: Obj) -> tuple[str, str] | None:
+    """(namespace, collection) of a collection's member Object, None for anything else."""
+    if key[1] != "Object":
+        return None
+    owner = ((obj.get("metadata") or {}).get("labels") or {}).get(MEMBERSHIP_LABEL)
+    return (key[2], owner) if isinstance(owner, str) else None
+
+
 def _members_by_collection(store: Mapping[Key, Obj]) -> Members:
     """Index every collection member once a pass: a scan of the store per collection made
     a pass quadratic in the replicas (each composes a collection of its pods)."""
     members: Members = {}
     for key, obj in store.items():
-        if key[1] != "Object":
-            continue
-        owner = ((obj.get("metadata") or {}).get("labels") or {}).get(MEMBERSHIP_LABEL)
-        if isinstance(owner, str):
-            members.setdefault((key[2], owner), set()).add(key)
+        collection = _collection_of(key, obj)
+        if collection is not None:
+            members.setdefault(collection, set()).add(key)
     return members
 
 
@@ -349,11 +354,7 @@ def _sync_members(
         if store.get(key) != member:
             store[key] = member
             changed = True
-    members[mine] = {
-        k
-        for k, m in fresh.items()
-        if k[1] == "Object" and k[2] == mine[0] and labels_match(m, {MEMBERSHIP_LABEL: mine[1]})
-    }
+    members[mine] = {k for k, m in fresh.items() if _collection_of(k, m) == mine}
     return changed
 
 

@@ -22,13 +22,13 @@ world, the namespace and the resource's controller: why it resolves to nothing, 
 
 def unresolved(world: World, obj: Mapping[str, Any]) -> list[str]:
     """Say which reference fields of ``spec.forProvider`` match nothing."""
-    checks = _CHECKS.of(((obj.get("spec") or {}).get("forProvider")) or {})
-    if not checks:
+    asked = _CHECKS.of(((obj.get("spec") or {}).get("forProvider")) or {})
+    if not asked:
         return []
     namespace = str((obj.get("metadata") or {}).get("namespace") or "")
     siblings = world.family(namespace, cloud.family(group_of(obj)))
     owner = controller_uid(obj)
-    found = (check(siblings, world, namespace, owner) for check in checks)
+    found = (check(siblings, world, namespace, owner) for check in asked)
     return [message for message in found if message is not None]
 
 
