@@ -34,7 +34,7 @@ from modelplane.planning import Planned
 from modelplane.simulate import engine
 from modelplane.simulate.world import World
 
-from tests.simulate.conftest import EXAMPLES, simulate_data
+from tests.simulate.conftest import EXAMPLES, deployment, simulate_data
 
 
 @dataclass
@@ -186,48 +186,15 @@ MEMORY = ["16Gi", "20Gi", "40Gi"]
 MAINTENANCE = "modelplane.ai/maintenance"
 
 
-def deployment(name: str, rng: random.Random) -> dict[str, Any]:
-    """A one-engine ModelDeployment of 1-3 replicas, a GPU memory floor, maybe a region."""
-    memory = rng.choice(MEMORY)
-    spec: dict[str, Any] = {
-        "engines": [
-            {
-                "name": "qwen",
-                "members": [
-                    {
-                        "role": "Standalone",
-                        "nodeSelector": {
-                            "devices": [
-                                {
-                                    "name": "gpu",
-                                    "count": 1,
-                                    "selectors": [
-                                        {
-                                            "cel": 'device.capacity["gpu.nvidia.com"].memory'
-                                            f'.compareTo(quantity("{memory}")) >= 0'
-                                        }
-                                    ],
-                                }
-                            ]
-                        },
-                        "template": {
-                            "spec": {"containers": [{"name": "engine", "image": "vllm/vllm:v1"}]}
-                        },
-                    }
-                ],
-            }
-        ]
-    }
+def churned_deployment(name: str, rng: random.Random) -> dict[str, Any]:
+    """A one-engine ModelDeployment of 1-3 replicas, a GPU memory floor, maybe a region
+    and a toleration of the maintenance taint."""
+    spec: dict[str, Any] = {}
     if rng.random() < 0.3:
         spec["clusterSelector"] = {"matchLabels": {"modelplane.ai/region": rng.choice(REGIONS)}}
     if rng.random() < 0.3:
         spec["tolerations"] = [{"key": MAINTENANCE, "operator": "Exists"}]
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelDeployment",
-        "metadata": {"name": name, "namespace": "ml-team"},
-        "spec": {"replicas": rng.randint(1, 3), "template": {"spec": spec}},
-    }
+    return deployment(name, rng.randint(1, 3), rng.choice(MEMORY), **spec)
 
 
 def churn(rng: random.Random, steps: int = 24) -> dict[str, Any]:
@@ -270,14 +237,14 @@ class _Churn:
         if roll < 0.3 or not self.live:
             names = [f"m{step}-{i}-{len(self.live)}" for i in range(rng.randint(1, 3))]
             self.live += names
-            applied = [{"apply": [deployment(n, rng) for n in names]}]
+            applied = [{"apply": [churned_deployment(n, rng) for n in names]}]
             return [{"race": {}}, *applied] if len(names) > 1 else applied
         return self._change(rng, roll, cluster, pool)
 
     def _change(
         self, rng: random.Random, roll: float, cluster: str, pool: str
     ) -> list[dict[str, Any]]:
-        target = f"ml-team/{rng.choice(self.live)}"
+        target = f"ml/{rng.choice(self.live)}"
         if roll < 0.45:
             return [{"editDeployment": {"deployment": target, "replicas": rng.randint(0, 4)}}]
         if roll < 0.5:
@@ -286,7 +253,7 @@ class _Churn:
         if roll < 0.55:
             gone = rng.choice(self.live)
             self.live.remove(gone)
-            return [{"delete": {"kind": "ModelDeployment", "name": gone, "namespace": "ml-team"}}]
+            return [{"delete": {"kind": "ModelDeployment", "name": gone, "namespace": "ml"}}]
         if roll < 0.7:
             return [self._taint(rng, cluster)]
         if roll < 0.76:
