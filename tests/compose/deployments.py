@@ -205,6 +205,19 @@ def call(
     return runtime.run(req, registry.COMPOSERS)
 
 
+def call_answered(
+    xr: Mapping[str, Any],
+    required: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    observed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> fnv1.RunFunctionResponse:
+    """Run the function with exactly these requirements answered (each even when empty)."""
+    req = request(xr, observed=observed, required=required)
+    for name in required:
+        req.required_resources[name].SetInParent()
+    return runtime.run(req, registry.COMPOSERS)
+
+
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
     return {k: kit.struct_to_dict(v.resource) for k, v in rsp.desired.resources.items()}
 

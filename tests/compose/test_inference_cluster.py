@@ -6,6 +6,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import kit, registry, runtime
+from modelplane.domain import naming
 
 from tests.requests import conditions, request
 
@@ -79,6 +80,16 @@ def test_first_call_only_asks_for_the_classes_and_what_uses_the_cluster() -> Non
     assert not wanted["replicas"].HasField("namespace")
     assert (wanted["caches"].kind, dict(wanted["caches"].match_labels.labels)) == ("ModelCache", {})
     assert len(rsp.desired.resources) == 0
+
+
+def test_a_long_named_cluster_asks_for_its_replicas_by_the_label_value_they_carry() -> None:
+    xr = _cluster()
+    xr["metadata"]["name"] = long = "eks-" + "us-east-" * 9  # 76 characters
+    rsp = runtime.run(request(xr), registry.COMPOSERS)
+    labels = dict(rsp.requirements.resources["replicas"].match_labels.labels)
+    # What a ModelDeployment writes on a replica it places there (planning.managed_labels).
+    assert labels == {"modelplane.ai/cluster": naming.label_value(long)}
+    assert len(labels["modelplane.ai/cluster"]) == 63
 
 
 def test_provisioned_cluster_composes_its_cloud_cluster_and_waits_for_the_kubeconfig() -> None:

@@ -19,6 +19,7 @@ from tests.compose.deployments import (
     NS,
     as_fleet,
     call,
+    call_answered,
     desired,
     efa_device,
     events,
@@ -52,20 +53,43 @@ def _requirements(
     return out
 
 
+OWN = (API, "ModelReplica", None, {api.DEPLOYMENT_LABEL: "qwen-demo"}, NS)
+WHOLE: dict[str, Any] = {
+    planning.CLUSTERS: (API, "InferenceCluster", None, {}, None),
+    planning.REPLICAS: (API, "ModelReplica", None, {}, None),
+}
+
+
+def _narrow(*clusters: str) -> dict[str, Any]:
+    """The narrow view's requirements: its own replicas, each hosting cluster by name and
+    the replicas labelled as running on it."""
+    out: dict[str, Any] = {planning.OWN: OWN}
+    for name in clusters:
+        out[planning.cluster_requirement(name)] = (API, "InferenceCluster", name, None, None)
+        on = {api.CLUSTER_LABEL: name}
+        out[planning.on_cluster_requirement(name)] = (API, "ModelReplica", None, on, None)
+    return out
+
+
+def test_a_first_call_asks_for_its_own_replicas_and_its_cache() -> None:
+    xr = model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder")
+    rsp = call(xr, answered=False)
+    assert _requirements(rsp) == {
+        planning.OWN: OWN,
+        planning.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
+    }
+    assert desired(rsp) == {}
+    assert conditions(rsp)["ReplicasScheduled"][:2] == ("Unknown", "Scheduling")
+
+
 @pytest.mark.parametrize(
     ("xr", "want"),
     [
+        pytest.param(model_deployment(), WHOLE, id="every-cluster-every-replica"),
         pytest.param(
-            model_deployment(),
+            model_deployment(selector={"modelplane.ai/region": "us"}),
             {
-                planning.CLUSTERS: (API, "InferenceCluster", None, {}, None),
-                planning.REPLICAS: (API, "ModelReplica", None, {}, None),
-            },
-            id="every-cluster-every-replica",
-        ),
-        pytest.param(
-            model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder"),
-            {
+                **WHOLE,
                 planning.CLUSTERS: (
                     API,
                     "InferenceCluster",
@@ -73,20 +97,82 @@ def _requirements(
                     {"modelplane.ai/region": "us"},
                     None,
                 ),
-                planning.REPLICAS: (API, "ModelReplica", None, {}, None),
-                planning.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
             },
-            id="selected-clusters-and-the-cache",
+            id="selected-clusters",
         ),
     ],
 )
-def test_requirements_are_the_same_on_every_call(xr: dict[str, Any], want: dict[str, Any]) -> None:
-    first = call(xr, answered=False)
-    second = call(xr, [inference_cluster("a")], caches=[])
-    assert _requirements(first) == want
-    assert _requirements(second) == want
-    assert desired(first) == {}
-    assert conditions(first)["ReplicasScheduled"][:2] == ("Unknown", "Scheduling")
+def test_a_deployment_that_must_place_asks_for_the_whole_fleet(
+    xr: dict[str, Any], want: dict[str, Any]
+) -> None:
+    narrow = call_answered(xr, {planning.OWN: []})
+    assert _requirements(narrow) == {planning.OWN: OWN, **want}
+    assert desired(narrow) == {}  # held until the fleet is read
+    whole = call(xr, [inference_cluster("a")])
+    assert _requirements(whole) == _requirements(narrow)  # the loop settles on it
+
+
+def _placed_and_ready() -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The getting-started deployment placed on a fleet of two clusters, its replica
+    Ready: the deployment, the fleet's replicas, and what it composed (as observed)."""
+    xr = model_deployment()
+    clusters = [inference_cluster("eks-us-east"), inference_cluster("eks-us-west")]
+    first = call(xr, clusters)
+    replicas = as_fleet(first, ready=True)
+    observed = desired(first)
+    for value in observed.values():
+        if value["kind"] == "ModelReplica":
+            value["status"] = replicas[0]["status"]
+    return xr, replicas, observed
+
+
+def test_a_steady_deployment_asks_only_for_what_is_its_own() -> None:
+    xr, replicas, observed = _placed_and_ready()
+    clusters = [inference_cluster("eks-us-east"), inference_cluster("eks-us-west")]
+    whole = call(xr, clusters, replicas, observed=observed)
+    (cluster,) = {r["spec"]["clusterName"] for r in replicas}
+    assert _requirements(whole) == _narrow(cluster)
+    others = [
+        other_replica("other", cluster, "gpu-l4"),
+        other_replica("far", "eks-us-west", "gpu-l4"),
+    ]
+    answered = {
+        planning.OWN: replicas,
+        planning.cluster_requirement(cluster): [
+            c for c in clusters if c["metadata"]["name"] == cluster
+        ],
+        planning.on_cluster_requirement(cluster): [*replicas, others[0]],
+    }
+    narrow = call_answered(xr, answered, observed=observed)
+    assert _requirements(narrow) == _requirements(whole)
+    with_others = call(xr, clusters, [*replicas, *others], observed=observed)
+    assert narrow.desired == with_others.desired
+    assert list(narrow.conditions) == list(with_others.conditions)
+    assert list(narrow.results) == list(with_others.results)
+
+
+def test_a_first_call_asks_at_once_for_the_clusters_its_replicas_were_observed_on() -> None:
+    xr, replicas, observed = _placed_and_ready()
+    (cluster,) = {r["spec"]["clusterName"] for r in replicas}
+    first = call(xr, answered=False, observed=observed)
+    assert _requirements(first) == _narrow(cluster)  # one call fewer without Crossplane's seed
+    kept = {k: {f: v for f, v in o.items() if f != "status"} for k, o in observed.items()}
+    assert desired(first) == kept
+
+
+def test_a_narrow_view_that_must_place_asks_for_the_whole_fleet_and_holds() -> None:
+    xr, replicas, observed = _placed_and_ready()
+    xr["spec"]["replicas"] = 2
+    (cluster,) = {r["spec"]["clusterName"] for r in replicas}
+    answered = {
+        planning.OWN: replicas,
+        planning.cluster_requirement(cluster): [inference_cluster(cluster)],
+        planning.on_cluster_requirement(cluster): replicas,
+    }
+    rsp = call_answered(xr, answered, observed=observed)
+    assert _requirements(rsp) == {**_narrow(cluster), **WHOLE}
+    kept = {k: {f: v for f, v in o.items() if f != "status"} for k, o in observed.items()}
+    assert desired(rsp) == kept  # what runs stays, as it is, until the fleet is read
 
 
 # --- placement and composed resources --------------------------------------------------------

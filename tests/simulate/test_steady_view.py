@@ -12,8 +12,9 @@ same ``ReplicasScheduled`` and the same ModelReplicas.
 This test checks it on every reconcile of every example scenario of ``modelplane
 simulate`` (taints, drains, lost nodes, racing deployments, rolling updates, GPU
 sharing...): each call of :func:`modelplane.planning.plan` is made again on the narrow
-view, and where that view is steady the two answers must agree. The function does not
-read the narrow view yet (the design is not built); this is the evidence it rests on.
+view, and where :func:`modelplane.planning.is_steady` (the function's own verdict) says
+steady, the two answers must agree. tests/compose/test_model_deployment.py checks the
+function's requirements and its two paths; this is the evidence the design rests on.
 """
 
 from __future__ import annotations
@@ -85,35 +86,12 @@ def narrow_view(
     return clusters, on_hosting
 
 
-def is_steady(planned: Planned, own: set[tuple[str, int]]) -> bool:
-    """The narrow view's verdict: every wanted replica kept where it is, nothing new,
-    nothing dropped or moving, no hold and no rolling update adding replicas."""
-    placement = planned.placement
-    placed = {(p.cluster, p.index) for p in placement.replicas}
-    return (
-        planned.surge == 0
-        and placement.hold is None
-        and not placement.dropped
-        and not placement.moving
-        and len(placement.replicas) == placement.wanted
-        and placed <= own
-    )
-
-
 def _answer(planned: Planned) -> tuple[Any, ...]:
     """What a reconcile's output is made of: the placement's decisions (not its
     explanations of other clusters, which a placed deployment does not report) and the
     condition."""
     p = planned.placement
     return (p.wanted, p.replicas, p.dropped, p.moving, p.overcommitted, p.hold, planned.scheduled)
-
-
-def _own(planned: Planned) -> set[tuple[str, int]]:
-    return {
-        (r.cluster, r.index)
-        for r in planned.state.fleet.replicas
-        if (r.namespace, r.deployment) == (planned.deployment.namespace, planned.deployment.name)
-    }
 
 
 @pytest.fixture
@@ -138,7 +116,7 @@ def tally(monkeypatch: pytest.MonkeyPatch) -> Tally:
         seen.calls += 1
         seen.full_objects += len(clusters) + len(replicas)
         seen.narrow_objects += len(some_clusters) + len(some_replicas)
-        if is_steady(narrow, _own(narrow)):
+        if planning.is_steady(narrow):
             seen.steady += 1
             if _answer(narrow) != _answer(full):
                 seen.disagreements.append(

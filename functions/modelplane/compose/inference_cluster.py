@@ -38,7 +38,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import kit
 from modelplane.compose import cluster_capacity, pool_draining
-from modelplane.domain import api, draining, teardown, usage
+from modelplane.domain import api, draining, naming, teardown, usage
 from modelplane.domain import cluster as domain
 from modelplane.domain.draining import Drain
 from modelplane.models.inferenceclass import InferenceClass
@@ -65,8 +65,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     xr = kit.composite(req)
     name = kit.meta(xr).name
     kit.require(rsp, "classes", GROUP, "InferenceClass", match_labels={})  # every class
-    # What runs on the cluster, in every namespace: it holds the cluster.
-    kit.require(rsp, "replicas", GROUP, "ModelReplica", match_labels={api.CLUSTER_LABEL: name})
+    # What runs on the cluster, in every namespace: it holds the cluster. The label holds
+    # the name as a label value (a name over 63 characters is shortened, as replicas are).
+    on_it = {api.CLUSTER_LABEL: naming.label_value(name)}
+    kit.require(rsp, "replicas", GROUP, "ModelReplica", match_labels=on_it)
     kit.require(rsp, "caches", GROUP, "ModelCache", match_labels={})
     observing = cluster_capacity.require(rsp, name)  # what the workload cluster shows
     if not all(kit.was_required(req, r) for r in ("classes", "replicas", "caches", *observing)):

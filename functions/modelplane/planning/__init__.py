@@ -39,7 +39,14 @@ from modelplane.planning.manifests import (
     with_labels,
 )
 from modelplane.planning.memo import MEMO, Memos
-from modelplane.planning.planner import Planned, cache_name, forget, plan, read_deployment
+from modelplane.planning.planner import (
+    Planned,
+    cache_name,
+    forget,
+    plan,
+    plan_read,
+    read_deployment,
+)
 from modelplane.planning.replicas import read_replica
 from modelplane.planning.rolling import CONDITION as ROLLOUT_CONDITION
 from modelplane.planning.rolling import (
@@ -51,14 +58,18 @@ from modelplane.planning.rolling import (
     template_hash,
 )
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
+from modelplane.planning.steady import distinct, hosting, is_steady, narrowed
 from modelplane.planning.wire import (
     CACHE,
     CLUSTERS,
+    OWN,
     REPLICAS,
     EncodedItems,
+    cluster_requirement,
     decode_request,
     deterministic_bytes,
     encoded_items,
+    on_cluster_requirement,
 )
 
 __all__ = [
@@ -67,6 +78,7 @@ __all__ = [
     "CLUSTERS",
     "MEMO",
     "MESSAGE_LIMIT",
+    "OWN",
     "REPLICAS",
     "ROLLOUT_CONDITION",
     "WARNING_NAMES",
@@ -86,15 +98,22 @@ __all__ = [
     "as_struct",
     "cache_name",
     "cap",
+    "cluster_requirement",
     "decode_request",
     "decoded",
     "deterministic_bytes",
+    "distinct",
     "encoded_items",
     "forget",
+    "hosting",
     "is_ready",
+    "is_steady",
     "managed_labels",
+    "narrowed",
     "object_key",
+    "on_cluster_requirement",
     "plan",
+    "plan_read",
     "read_cache",
     "read_cluster",
     "read_deployment",

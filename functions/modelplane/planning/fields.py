@@ -313,13 +313,8 @@ def identity(obj: Any) -> str | None:
     """``uid`` and ``resourceVersion`` of an object (a Struct, or one read with .lazy), if
     both, as one text (the uid's length first, so no two pairs share it): one string per
     remembered object rather than a tuple of two, on fleets of 50,000."""
-    meta = obj.fields.get("metadata")
-    if meta is None or meta.WhichOneof("kind") != "struct_value":
-        return None
-    inner = meta.struct_value
-    try:
-        found = _decode_struct(inner).fields if isinstance(inner, bytes) else inner.fields
-    except DecodeError:
+    found = _metadata(obj)
+    if found is None:
         return None
     uid, version = found.get("uid"), found.get("resourceVersion")
     if uid is None or version is None:
@@ -328,6 +323,32 @@ def identity(obj: Any) -> str | None:
     if not uid_text or not version_text:
         return None
     return f"{len(uid_text)}:{uid_text}{version_text}"
+
+
+def _metadata(obj: Any) -> Fields | None:
+    """The fields of an object's ``metadata`` (a Struct, or one read with .lazy, whose
+    ``metadata`` may still be encoded); None when it has none or it does not decode."""
+    meta = obj.fields.get("metadata")
+    if meta is None or meta.WhichOneof("kind") != "struct_value":
+        return None
+    inner = meta.struct_value
+    try:
+        return _decode_struct(inner).fields if isinstance(inner, bytes) else inner.fields
+    except DecodeError:
+        return None
+
+
+def object_name(message: Item) -> tuple[str, str] | None:
+    """An object's ``(namespace, name)``, read from its ``metadata`` alone; None without
+    a name. One object fetched for two requirements is encoded anew for each, so its
+    bytes differ: its name is what says it is the same."""
+    found = _metadata(_head(message) if isinstance(message, bytes) else message)
+    if found is None:
+        return None
+    name, namespace = found.get("name"), found.get("namespace")
+    if name is None or not name.string_value:
+        return None
+    return (namespace.string_value if namespace is not None else "", name.string_value)
 
 
 # --- reading each object once, and what cannot be read -------------------------------------

@@ -65,22 +65,45 @@ def plan(
         clusters = [as_item(c) for c in clusters]
     if not isinstance(replicas, EncodedItems):
         replicas = [as_item(r) for r in replicas]
-    state = read_fleet(clusters, replicas, deployment)
+    return plan_read(deployment, cache, read_fleet(clusters, replicas, deployment), surge)
+
+
+def plan_read(
+    deployment: Deployment,
+    cache: CacheState,
+    state: FleetState,
+    surge: Callable[[FleetState, Placement], int] | None = None,
+    *,
+    remembered: bool = True,
+) -> Planned:
+    """Schedule the deployment on a fleet already read (:func:`plan`); ``remembered``:
+    through the placement memo, which keeps one placement per deployment (a second view
+    of the same call, such as :func:`modelplane.planning.narrowed`, bypasses it)."""
     # A stuck replica moves only once its grace is over; the clock is the rollout's,
     # read once per call (tests replace it).
     state.fleet = stuck.past_grace(
         state.fleet, deployment.unschedulable_after_seconds, rolling.clock()
     )
     ready = frozenset(state.ready)
-    placement = MEMO.placements.placement(
-        _schedule, deployment, state.fleet, cache.footprint, ready
-    )
+    memo = MEMO.placements.placement if remembered else _unremembered
+    placement = memo(_schedule, deployment, state.fleet, cache.footprint, ready)
     extra = surge(state, placement) if surge is not None else 0
     if extra:
         asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
-        placement = MEMO.surged.placement(_schedule, asked, state.fleet, cache.footprint, ready)
+        memo = MEMO.surged.placement if remembered else _unremembered
+        placement = memo(_schedule, asked, state.fleet, cache.footprint, ready)
     scheduled = scheduled_condition(deployment, placement, cache)
     return Planned(deployment, state, placement, scheduled, extra)
+
+
+def _unremembered(
+    schedule: Callable[..., Placement],
+    deployment: Deployment,
+    found: Fleet,
+    cache: CacheFootprint | None,
+    ready: frozenset[str],
+) -> Placement:
+    return schedule(deployment, found, cache, ready)
 
 
 def _schedule(

@@ -36,8 +36,30 @@ from google.protobuf import (
 CLUSTERS = "inferenceclusters"
 REPLICAS = "modelreplicas"
 CACHE = "modelcache"
+# The narrow view's requirements (modelplane.planning.steady): its own replicas, and per
+# hosting cluster the cluster by name and the replicas on it.
+OWN = "modelreplicas-own"
+_CLUSTER = "inferencecluster-"
+_ON = "modelreplicas-on-"
 # The requirements whose items stay encoded: the fleet a ModelDeployment reads.
 FLEET = (CLUSTERS, REPLICAS)
+
+
+def cluster_requirement(cluster: str) -> str:
+    """The requirement of a hosting InferenceCluster, by name."""
+    return f"{_CLUSTER}{cluster}"
+
+
+def on_cluster_requirement(cluster: str) -> str:
+    """The requirement of every ModelReplica on a hosting cluster, by its cluster label."""
+    return f"{_ON}{cluster}"
+
+
+def is_fleet(name: str) -> bool:
+    """Tell whether a requirement's items are fleet objects, which stay encoded."""
+    return name in FLEET or name == OWN or name.startswith((_CLUSTER, _ON))
+
+
 KIND = "ModelDeployment"
 ENCODED = "modelplane.ai/encoded-resource"
 _PACKAGE = "modelplane.wire"
@@ -129,8 +151,8 @@ def _fleet_in(encoded: Any) -> list[tuple[str, Any]]:
     return [
         (name, found)
         for found in (encoded.required_resources, encoded.extra_resources)
-        for name in FLEET
-        if name in found
+        for name in sorted(found)
+        if is_fleet(name)
     ]
 
 

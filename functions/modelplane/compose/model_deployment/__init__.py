@@ -2,9 +2,15 @@
 
 Each call:
 
-1. requires the same three things, whatever it reads: the referenced ModelCache (same
-   namespace, by name), the InferenceClusters matching the ``clusterSelector``, and
-   every ModelReplica of the fleet (all namespaces: the capacity ledger is fleet-wide);
+1. requires the referenced ModelCache (same namespace, by name) and its **narrow
+   view**: its own ModelReplicas, each cluster they run on (by name) and the
+   ModelReplicas on each (every namespace). When that view is steady (every wanted
+   replica kept where it is, nothing to place, move or drop) it answers from it; else
+   it also requires the InferenceClusters matching the ``clusterSelector`` and every
+   ModelReplica of the fleet (the capacity ledger is fleet-wide) and answers from them
+   (:mod:`modelplane.planning.steady`; docs/design/loop-cost.md section 5a). Crossplane
+   seeds each reconcile's first call with what the last one required, so a steady
+   deployment is answered in one call, and is woken only by what it requires;
 2. reads the deployment, the fleet and the cache, and schedules
    (:func:`modelplane.planning.plan`: the fleet reader, then
    :func:`modelplane.domain.scheduler.schedule`), then takes this pass of a rolling
@@ -24,7 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -40,21 +47,37 @@ from modelplane.compose.model_deployment.endpoints import (
 from modelplane.compose.model_deployment.report import report, report_rollout
 from modelplane.compose.model_deployment.unindexed import keep_unindexed
 from modelplane.domain import rollout
+from modelplane.domain.api import CLUSTER_LABEL, DEPLOYMENT_LABEL
 from modelplane.domain.api import MODELPLANE as API_VERSION
+from modelplane.domain.naming import label_value
+from modelplane.domain.scheduling.fleet import Deployment
+from modelplane.domain.scheduling.placement import Placement
 from modelplane.domain.text import cut
 from modelplane.models.modeldeployment import ModelDeployment
 from modelplane.planning import (
     CACHE,
     CLUSTERS,
     MESSAGE_LIMIT,
+    OWN,
     REPLICAS,
+    CacheState,
+    FleetState,
     Item,
+    Planned,
     Rolled,
     cache_name,
+    cluster_requirement,
+    distinct,
     encoded_items,
+    hosting,
+    is_steady,
+    narrowed,
+    on_cluster_requirement,
     plan,
+    plan_read,
     read_cache,
     read_deployment,
+    read_fleet,
     read_strategy,
     replica_manifests,
     roll,
@@ -63,7 +86,9 @@ from modelplane.planning import (
     warnings,
 )
 
-__all__ = ["CACHE", "CLUSTERS", "REPLICAS", "compose", "require"]
+__all__ = ["CACHE", "CLUSTERS", "OWN", "REPLICAS", "compose", "require"]
+
+Surge = Callable[[FleetState, Placement], int]
 
 
 @kit.composer
@@ -107,14 +132,12 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
     except rollout.StrategyError as exc:
         _unreadable(req, rsp, _one_line(exc))
         return kit.Released.NOTHING  # held: everything observed is composed again
-    require(rsp, model, deployment.namespace)
-    if not (kit.was_required(req, CLUSTERS) and kit.was_required(req, REPLICAS)):
-        _hold(req, rsp, "reading the fleet's InferenceClusters and ModelReplicas")
-        return kit.Released.NOTHING  # held: everything observed is composed again
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
     seen = observed_replicas(req)
     surge = surge_for(deployment, strategy, template_hash(xr), seen.ready)
-    planned = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
+    planned = _planned(req, rsp, _Asking(model, deployment, seen.clusters), cache, surge)
+    if planned is None:
+        return kit.Released.NOTHING  # held: everything observed is composed again
     ready = seen.ready | planned.state.ready
     routes = observed_routes(req, deployment, planned.placement, planned.state)
     rolled = roll(
@@ -144,15 +167,126 @@ def _moving(rolled: Rolled, ready: set[str]) -> set[str]:
     return {m.name for m in rolled.placement.moving} & ready
 
 
-def require(rsp: fnv1.RunFunctionResponse, model: ModelDeployment, namespace: str) -> None:
-    """Ask for the selected clusters, the fleet's replicas and the cache: the same every call."""
-    spec = model.spec.template.spec if model.spec else None
-    selector = spec.cluster_selector.match_labels if spec and spec.cluster_selector else None
-    kit.require(rsp, CLUSTERS, API_VERSION, "InferenceCluster", match_labels=selector or {})
-    kit.require(rsp, REPLICAS, API_VERSION, "ModelReplica", match_labels={})
+@dataclass(frozen=True)
+class _Asking:
+    """What a call's requirements are made of: the deployment, and the clusters its
+    composed ModelReplicas were observed on. Those are asked for on the first call with
+    its own replicas (a hint: the view is built from the replicas it reads), so a steady
+    deployment needs one call fewer where Crossplane has not seeded the last ones."""
+
+    model: ModelDeployment
+    deployment: Deployment
+    observed_on: frozenset[str]
+
+    def require(self, rsp: fnv1.RunFunctionResponse, on: Sequence[str], *, whole: bool) -> None:
+        require(rsp, self.model, self.deployment, sorted({*on, *self.observed_on}), whole=whole)
+
+
+def _planned(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    asking: _Asking,
+    cache: CacheState,
+    surge: Surge,
+) -> Planned | None:
+    """Plan on the narrow view when it is steady, else on the whole fleet; None: held
+    (what is composed stays) until Crossplane answers what this call requires.
+
+    The verdict is taken on the narrow view whichever view the call holds, so the
+    requirements it asks for are the same either way and Crossplane's loop settles.
+    """
+    deployment = asking.deployment
+    if _answered(req, CLUSTERS, REPLICAS):
+        return _on_the_whole_fleet(req, rsp, asking, cache, surge)
+    asking.require(rsp, [], whole=False)
+    if not _answered(req, OWN):
+        _hold(req, rsp, "reading the deployment's ModelReplicas")
+        return None
+    on = hosting(read_fleet([], _fleet(req, OWN), deployment))
+    asking.require(rsp, on, whole=False)
+    if not _answered(req, *(cluster_requirement(c) for c in on)):
+        _hold(req, rsp, "reading the InferenceClusters its replicas run on")
+        return None
+    if not _answered(req, *(on_cluster_requirement(c) for c in on)):
+        _hold(req, rsp, "reading the ModelReplicas on the clusters its replicas run on")
+        return None
+    narrow = _on_the_narrow_view(req, deployment, cache, surge, on)
+    if is_steady(narrow):
+        return narrow
+    asking.require(rsp, on, whole=True)
+    _hold(req, rsp, "reading the fleet's InferenceClusters and ModelReplicas")
+    return None
+
+
+def _on_the_whole_fleet(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    asking: _Asking,
+    cache: CacheState,
+    surge: Surge,
+) -> Planned:
+    """Plan on the whole fleet; ask for it again only if the narrow view cut out of it is
+    not steady (a call holding only the narrow view would say the same)."""
+    deployment = asking.deployment
+    whole = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
+    narrow = plan_read(deployment, cache, narrowed(whole.state), surge, remembered=False)
+    asking.require(rsp, hosting(whole.state), whole=not is_steady(narrow))
+    return whole
+
+
+def _on_the_narrow_view(
+    req: fnv1.RunFunctionRequest,
+    deployment: Deployment,
+    cache: CacheState,
+    surge: Surge,
+    on: Sequence[str],
+) -> Planned:
+    """Plan on the hosting clusters and the replicas on them, the deployment's own among
+    them (each once: an own replica is answered as own and as on its cluster)."""
+    clusters = [item for c in on for item in _fleet(req, cluster_requirement(c))]
+    on_them = (item for c in on for item in _fleet(req, on_cluster_requirement(c)))
+    replicas = distinct([*on_them, *_fleet(req, OWN)])
+    return plan(deployment, cache, clusters, replicas, surge)
+
+
+def _answered(req: fnv1.RunFunctionRequest, *names: str) -> bool:
+    return all(kit.was_required(req, name) for name in names)
+
+
+def require(
+    rsp: fnv1.RunFunctionResponse,
+    model: ModelDeployment,
+    deployment: Deployment,
+    on: Sequence[str],
+    *,
+    whole: bool,
+) -> None:
+    """Ask for the narrow view (the cache, its own replicas, per hosting cluster the
+    cluster and the replicas on it) and, with ``whole``, the selected clusters and every
+    replica of the fleet. Each call replaces what the last one asked for."""
+    rsp.requirements.Clear()
+    own = {DEPLOYMENT_LABEL: label_value(deployment.name)}
+    kit.require(
+        rsp, OWN, API_VERSION, "ModelReplica", match_labels=own, namespace=deployment.namespace
+    )
+    for cluster in on:
+        kit.require(
+            rsp, cluster_requirement(cluster), API_VERSION, "InferenceCluster", match_name=cluster
+        )
+        on_it = {CLUSTER_LABEL: label_value(cluster)}
+        kit.require(
+            rsp, on_cluster_requirement(cluster), API_VERSION, "ModelReplica", match_labels=on_it
+        )
+    if whole:
+        spec = model.spec.template.spec if model.spec else None
+        selector = spec.cluster_selector.match_labels if spec and spec.cluster_selector else None
+        kit.require(rsp, CLUSTERS, API_VERSION, "InferenceCluster", match_labels=selector or {})
+        kit.require(rsp, REPLICAS, API_VERSION, "ModelReplica", match_labels={})
     name = cache_name(model)
     if name is not None:
-        kit.require(rsp, CACHE, API_VERSION, "ModelCache", match_name=name, namespace=namespace)
+        kit.require(
+            rsp, CACHE, API_VERSION, "ModelCache", match_name=name, namespace=deployment.namespace
+        )
 
 
 def _required(req: fnv1.RunFunctionRequest, name: str) -> list[structpb.Struct]:

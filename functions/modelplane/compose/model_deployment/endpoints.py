@@ -142,15 +142,19 @@ class ObservedReplicas:
 
     ready: set[str]
     unreachable: set[str]  # ModelReady says their cluster is out of reach
+    clusters: frozenset[str] = frozenset()  # where they run (spec.clusterName)
 
 
 def observed_replicas(req: fnv1.RunFunctionRequest) -> ObservedReplicas:
-    """Read the ModelReplicas the composite composed once: which are Ready, which unreachable."""
-    ready, unreachable = set(), set()
+    """Read the ModelReplicas the composite composed once: which are Ready, which
+    unreachable, and the clusters they run on."""
+    ready, unreachable, clusters = set(), set(), set()
     for observed in req.observed.resources.values():
         obj = kit.struct_to_dict(observed.resource)
         if obj.get("kind") != "ModelReplica":
             continue
+        if cluster := kit.text(obj, "spec", "clusterName"):
+            clusters.add(cluster)
         name = str((obj.get("metadata") or {}).get("name", ""))
         if kit.is_ready(obj):
             ready.add(name)
@@ -159,4 +163,4 @@ def observed_replicas(req: fnv1.RunFunctionRequest) -> ObservedReplicas:
             for c in kit.maps(obj, "status", "conditions")
         ):
             unreachable.add(name)
-    return ObservedReplicas(ready, unreachable)
+    return ObservedReplicas(ready, unreachable, frozenset(clusters))
