@@ -106,6 +106,9 @@ class Memos:
         surged: Each deployment's last placement with its rolling update's surge (the
             deployment asked for more replicas): apart, so that the two do not evict
             each other while a rollout lasts.
+        narrow, narrow_surged: The same for the narrow view (:mod:`.steady`), whose
+            verdict a call holding the whole fleet takes too: apart, so that the two
+            views of one call do not evict each other.
     """
 
     def __init__(self) -> None:
@@ -113,6 +116,8 @@ class Memos:
         self._memos: dict[str, Memo[Any]] = {}
         self.placements = PlacementMemo()
         self.surged = PlacementMemo()
+        self.narrow = PlacementMemo()
+        self.narrow_surged = PlacementMemo()
 
     def add(
         self, name: str, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key
@@ -133,8 +138,8 @@ class Memos:
         """Forget everything read and placed, so the next call starts afresh."""
         for memo in self._memos.values():
             memo.clear()
-        self.placements.clear()
-        self.surged.clear()
+        for placements in (self.placements, self.surged, self.narrow, self.narrow_surged):
+            placements.clear()
 
 
 MEMO = Memos()

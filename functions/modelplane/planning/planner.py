@@ -53,19 +53,23 @@ def plan(
     clusters: Iterable[Item | Mapping[str, Any]],
     replicas: Iterable[Item | Mapping[str, Any]],
     surge: Callable[[FleetState, Placement], int] | None = None,
+    *,
+    narrow: bool = False,
 ) -> Planned:
     """Read the fleet and schedule the deployment on it: the function's decision, alone.
 
     ``modelplane plan`` calls this with YAML documents; the function with Structs, or
     with the fleet's objects still encoded when the runtime decoded the request with
     :func:`modelplane.planning.decode_request`. ``surge``, given the fleet read and the
-    placement, says how many replicas a rolling update adds for this pass.
+    placement, says how many replicas a rolling update adds for this pass. ``narrow``:
+    the fleet is a deployment's narrow view (:mod:`.steady`), remembered apart.
     """
     if not isinstance(clusters, EncodedItems):
         clusters = [as_item(c) for c in clusters]
     if not isinstance(replicas, EncodedItems):
         replicas = [as_item(r) for r in replicas]
-    return plan_read(deployment, cache, read_fleet(clusters, replicas, deployment), surge)
+    state = read_fleet(clusters, replicas, deployment)
+    return plan_read(deployment, cache, state, surge, narrow=narrow)
 
 
 def plan_read(
@@ -74,36 +78,27 @@ def plan_read(
     state: FleetState,
     surge: Callable[[FleetState, Placement], int] | None = None,
     *,
-    remembered: bool = True,
+    narrow: bool = False,
 ) -> Planned:
-    """Schedule the deployment on a fleet already read (:func:`plan`); ``remembered``:
-    through the placement memo, which keeps one placement per deployment (a second view
-    of the same call, such as :func:`modelplane.planning.narrowed`, bypasses it)."""
+    """Schedule the deployment on a fleet already read (:func:`plan`), through the
+    placement memos, which keep one placement per deployment and view: ``narrow`` for
+    its narrow view (:func:`modelplane.planning.narrowed`)."""
     # A stuck replica moves only once its grace is over; the clock is the rollout's,
     # read once per call (tests replace it).
     state.fleet = stuck.past_grace(
         state.fleet, deployment.unschedulable_after_seconds, rolling.clock()
     )
     ready = frozenset(state.ready)
-    memo = MEMO.placements.placement if remembered else _unremembered
-    placement = memo(_schedule, deployment, state.fleet, cache.footprint, ready)
+    placements, surged = (
+        (MEMO.narrow, MEMO.narrow_surged) if narrow else (MEMO.placements, MEMO.surged)
+    )
+    placement = placements.placement(_schedule, deployment, state.fleet, cache.footprint, ready)
     extra = surge(state, placement) if surge is not None else 0
     if extra:
         asked = dataclasses.replace(deployment, replicas=deployment.replicas + extra)
-        memo = MEMO.surged.placement if remembered else _unremembered
-        placement = memo(_schedule, asked, state.fleet, cache.footprint, ready)
+        placement = surged.placement(_schedule, asked, state.fleet, cache.footprint, ready)
     scheduled = scheduled_condition(deployment, placement, cache)
     return Planned(deployment, state, placement, scheduled, extra)
-
-
-def _unremembered(
-    schedule: Callable[..., Placement],
-    deployment: Deployment,
-    found: Fleet,
-    cache: CacheFootprint | None,
-    ready: frozenset[str],
-) -> Placement:
-    return schedule(deployment, found, cache, ready)
 
 
 def _schedule(

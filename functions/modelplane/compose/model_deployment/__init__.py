@@ -229,7 +229,7 @@ def _on_the_whole_fleet(
     not steady (a call holding only the narrow view would say the same)."""
     deployment = asking.deployment
     whole = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
-    narrow = plan_read(deployment, cache, narrowed(whole.state), surge, remembered=False)
+    narrow = plan_read(deployment, cache, narrowed(whole.state), surge, narrow=True)
     asking.require(rsp, hosting(whole.state), whole=not is_steady(narrow))
     return whole
 
@@ -246,7 +246,7 @@ def _on_the_narrow_view(
     clusters = [item for c in on for item in _fleet(req, cluster_requirement(c))]
     on_them = (item for c in on for item in _fleet(req, on_cluster_requirement(c)))
     replicas = distinct([*on_them, *_fleet(req, OWN)])
-    return plan(deployment, cache, clusters, replicas, surge)
+    return plan(deployment, cache, clusters, replicas, surge, narrow=True)
 
 
 def _answered(req: fnv1.RunFunctionRequest, *names: str) -> bool:
