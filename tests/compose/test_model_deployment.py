@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,16 @@ def _narrow(*clusters: str) -> dict[str, Any]:
     return out
 
 
-def test_a_first_call_asks_for_its_own_replicas_and_its_cache() -> None:
+def test_a_first_call_asks_for_its_own_replicas_its_cache_and_the_fleet_to_place() -> None:
     xr = model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder")
     rsp = call(xr, answered=False)
+    selected = (API, "InferenceCluster", None, {"modelplane.ai/region": "us"}, None)
+    # Nothing composed yet, so it will place: the fleet is asked for at once.
     assert _requirements(rsp) == {
         planning.OWN: OWN,
         planning.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
+        **WHOLE,
+        planning.CLUSTERS: selected,
     }
     assert desired(rsp) == {}
     assert conditions(rsp)["ReplicasScheduled"][:2] == ("Unknown", "Scheduling")
@@ -160,13 +165,26 @@ def test_a_first_call_asks_at_once_for_the_clusters_its_replicas_were_observed_o
     assert desired(first) == kept
 
 
+def test_a_deployment_scaled_or_edited_asks_at_once_for_the_fleet() -> None:
+    xr, _, observed = _placed_and_ready()
+    scaled = {**xr, "spec": {**xr["spec"], "replicas": 2}}
+    assert planning.CLUSTERS in _requirements(call(scaled, answered=False, observed=observed))
+    edited = copy.deepcopy(xr)
+    engine = edited["spec"]["template"]["spec"]["engines"][0]
+    engine["members"][0]["template"]["spec"]["containers"][0]["image"] = "vllm/vllm:v0.24.0"
+    assert planning.CLUSTERS in _requirements(call(edited, answered=False, observed=observed))
+    assert planning.CLUSTERS not in _requirements(call(xr, answered=False, observed=observed))
+
+
 def test_a_narrow_view_that_must_place_asks_for_the_whole_fleet_and_holds() -> None:
     xr, replicas, observed = _placed_and_ready()
-    xr["spec"]["replicas"] = 2
+    (cluster,) = {r["spec"]["clusterName"] for r in replicas}
     (cluster,) = {r["spec"]["clusterName"] for r in replicas}
     answered = {
         planning.OWN: replicas,
-        planning.cluster_requirement(cluster): [inference_cluster(cluster)],
+        # Its pool is no longer published: the replica must move, which the hints
+        # (all composed, all current) could not tell.
+        planning.cluster_requirement(cluster): [inference_cluster(cluster, pools=())],
         planning.on_cluster_requirement(cluster): replicas,
     }
     rsp = call_answered(xr, answered, observed=observed)

@@ -39,6 +39,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit
 from modelplane.compose.model_deployment.endpoints import (
+    ObservedReplicas,
     compose_endpoints,
     compose_replicas,
     observed_replicas,
@@ -134,8 +135,9 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
         return kit.Released.NOTHING  # held: everything observed is composed again
     cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
     seen = observed_replicas(req)
-    surge = surge_for(deployment, strategy, template_hash(xr), seen.ready)
-    planned = _planned(req, rsp, _Asking(model, deployment, seen.clusters), cache, surge)
+    current = template_hash(xr)
+    surge = surge_for(deployment, strategy, current, seen.ready)
+    planned = _planned(req, rsp, _Asking.of(model, deployment, seen, current), cache, surge)
     if planned is None:
         return kit.Released.NOTHING  # held: everything observed is composed again
     ready = seen.ready | planned.state.ready
@@ -169,17 +171,36 @@ def _moving(rolled: Rolled, ready: set[str]) -> set[str]:
 
 @dataclass(frozen=True)
 class _Asking:
-    """What a call's requirements are made of: the deployment, and the clusters its
-    composed ModelReplicas were observed on. Those are asked for on the first call with
-    its own replicas (a hint: the view is built from the replicas it reads), so a steady
-    deployment needs one call fewer where Crossplane has not seeded the last ones."""
+    """What a call's requirements are made of: the deployment, and two hints from what
+    it composed, which save Crossplane's requirement loop a call where it has not seeded
+    the last reconcile's requirements (a first reconcile, ``crossplane render``):
+
+    - the clusters its ModelReplicas were observed on, asked for with its own replicas;
+    - ``must_place``: it composed more or fewer replicas than it wants, or some on an
+      old template, so it will place: the whole fleet is asked for at once.
+
+    Hints only ask: the view and the verdict are built from the replicas it reads.
+    """
 
     model: ModelDeployment
     deployment: Deployment
     observed_on: frozenset[str]
+    must_place: bool
+
+    @classmethod
+    def of(
+        cls, model: ModelDeployment, deployment: Deployment, seen: ObservedReplicas, current: str
+    ) -> _Asking:
+        """The hints from the replicas it composed, as observed (``current``: its
+        template's hash)."""
+        settled = seen.count == deployment.replicas and seen.templates <= {current}
+        return cls(model, deployment, seen.clusters, must_place=not settled)
 
     def require(self, rsp: fnv1.RunFunctionResponse, on: Sequence[str], *, whole: bool) -> None:
-        require(rsp, self.model, self.deployment, sorted({*on, *self.observed_on}), whole=whole)
+        """Ask for the narrow view over ``on`` and the observed clusters, and for the
+        whole fleet with ``whole`` or when it must place."""
+        on = sorted({*on, *self.observed_on})
+        require(rsp, self.model, self.deployment, on, whole=whole or self.must_place)
 
 
 def _planned(

@@ -143,18 +143,23 @@ class ObservedReplicas:
     ready: set[str]
     unreachable: set[str]  # ModelReady says their cluster is out of reach
     clusters: frozenset[str] = frozenset()  # where they run (spec.clusterName)
+    count: int = 0  # how many there are
+    templates: frozenset[str] = frozenset()  # their template hashes (labelled ones)
 
 
 def observed_replicas(req: fnv1.RunFunctionRequest) -> ObservedReplicas:
     """Read the ModelReplicas the composite composed once: which are Ready, which
-    unreachable, and the clusters they run on."""
-    ready, unreachable, clusters = set(), set(), set()
+    unreachable, the clusters they run on, how many, and their template hashes."""
+    ready, unreachable, clusters, templates, count = set(), set(), set(), set(), 0
     for observed in req.observed.resources.values():
         obj = kit.struct_to_dict(observed.resource)
         if obj.get("kind") != "ModelReplica":
             continue
+        count += 1
         if cluster := kit.text(obj, "spec", "clusterName"):
             clusters.add(cluster)
+        if template := kit.text(obj, "metadata", "labels", TEMPLATE_HASH_LABEL):
+            templates.add(template)
         name = str((obj.get("metadata") or {}).get("name", ""))
         if kit.is_ready(obj):
             ready.add(name)
@@ -163,4 +168,4 @@ def observed_replicas(req: fnv1.RunFunctionRequest) -> ObservedReplicas:
             for c in kit.maps(obj, "status", "conditions")
         ):
             unreachable.add(name)
-    return ObservedReplicas(ready, unreachable, frozenset(clusters))
+    return ObservedReplicas(ready, unreachable, frozenset(clusters), count, frozenset(templates))
