@@ -18,14 +18,11 @@ narrow view ask for the same requirements and Crossplane's requirement loop sett
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from modelplane.domain.scheduling.fleet import Fleet
 from modelplane.planning.fields import Item, object_key, object_name
 from modelplane.planning.fleet import FleetState
-
-if TYPE_CHECKING:
-    from modelplane.planning.planner import Planned
+from modelplane.planning.planner import Planned
 
 
 def hosting(state: FleetState) -> list[str]:
