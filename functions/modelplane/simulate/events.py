@@ -88,10 +88,16 @@ class EditDeployment:
 
 
 @dataclass(frozen=True)
-class Taint:
-    """Taint a cluster (replace a taint of the same key and effect)."""
+class OnCluster:
+    """What every event on one cluster names: the cluster."""
 
     cluster: str
+
+
+@dataclass(frozen=True)
+class Taint(OnCluster):
+    """Taint a cluster (replace a taint of the same key and effect)."""
+
     taint: taints.Taint
 
     def describe(self) -> str:
@@ -100,10 +106,9 @@ class Taint:
 
 
 @dataclass(frozen=True)
-class Untaint:
+class Untaint(OnCluster):
     """Remove a cluster's taints of a key (of one effect, if given)."""
 
-    cluster: str
     key: str
     effect: str = ""
 
@@ -114,10 +119,9 @@ class Untaint:
 
 
 @dataclass(frozen=True)
-class AddPool:
+class AddPool(OnCluster):
     """Add a node pool to a cluster's ``spec.nodePools``; it is published from its class."""
 
-    cluster: str
     pool: dict[str, Any]
 
     def describe(self) -> str:
@@ -128,10 +132,9 @@ class AddPool:
 
 
 @dataclass(frozen=True)
-class OnPool:
+class OnPool(OnCluster):
     """What every event on one existing node pool of a cluster names: the pool."""
 
-    cluster: str
     pool: str
 
     @property
@@ -161,10 +164,9 @@ class SetPoolNodes(OnPool):
 
 
 @dataclass(frozen=True)
-class SetClusterReady:
+class SetClusterReady(OnCluster):
     """Mark a cluster Ready or not Ready (an outage, a recovery)."""
 
-    cluster: str
     ready: bool
 
     def describe(self) -> str:
