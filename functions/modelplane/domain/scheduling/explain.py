@@ -66,16 +66,23 @@ def _idiom(part: str) -> str | None:
 def miss(reason: placement.Miss) -> str:
     """Say why a pool does not fit a member."""
     match reason:
-        case placement.SelectorMiss(request, expression):
-            return f"{request} needs {selector(expression)}"
-        case placement.CountMiss(request, want, have):
-            return f"{request} needs {want} per node, the pool has {have}"
-        case placement.NothingOffered(request):
-            return f"{request} needs a device, the pool's class offers none"
+        case placement.OnRequest(request):
+            return f"{request} needs {_needs(reason)}"
         case placement.ConflictMiss(requests):
             return f"{_and(requests)} do not fit on one node together"
         case placement.SyntheticOnly(requests):
             return f"{_and(requests)} would match only Synthetic devices"
+
+
+def _needs(reason: placement.RequestMiss) -> str:
+    """Say what one device request needs that the pool lacks."""
+    match reason:
+        case placement.SelectorMiss(_, expression):
+            return selector(expression)
+        case placement.CountMiss(_, want, have):
+            return f"{want} per node, the pool has {have}"
+        case placement.NothingOffered():
+            return "a device, the pool's class offers none"
 
 
 def pool_miss(reason: placement.PoolMiss) -> str:

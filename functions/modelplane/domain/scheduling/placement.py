@@ -55,7 +55,10 @@ class SyntheticOnly:
     requests: tuple[str, ...]
 
 
-Miss = SelectorMiss | CountMiss | NothingOffered | ConflictMiss | SyntheticOnly
+RequestMiss = SelectorMiss | CountMiss | NothingOffered
+"""A miss of one device request (an :class:`OnRequest`)."""
+
+Miss = RequestMiss | ConflictMiss | SyntheticOnly
 
 
 @dataclass(frozen=True)
