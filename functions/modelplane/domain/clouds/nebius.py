@@ -90,17 +90,11 @@ Manifests = dict[str, dict[str, Any]]
 
 
 def _mr(
-    cluster: CloudCluster,
-    api: str,
-    kind: str,
-    role: str,
-    fields: Mapping[str, Any],
-    *,
-    init: Mapping[str, Any] | None = None,
+    cluster: CloudCluster, api: str, kind: str, role: str, fields: Mapping[str, Any]
 ) -> dict[str, Any]:
     # Every Nebius resource has a human-readable name: the managed resource's.
     name = resource_name(cluster.name, role)
-    return managed(cluster, api, kind, role, {**fields, "name": name}, init_provider=init)
+    return managed(cluster, api, kind, role, {**fields, "name": name})
 
 
 def resources(cluster: CloudCluster, cache_gib: int) -> Manifests:
