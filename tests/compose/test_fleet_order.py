@@ -20,7 +20,7 @@ def _listed_anew(req: fnv1.RunFunctionRequest, seed: int) -> fnv1.RunFunctionReq
     """``req`` with each requirement's objects in another order, as a new list brings them."""
     listed = fnv1.RunFunctionRequest()
     listed.CopyFrom(req)
-    for name in (planning.CLUSTERS, planning.REPLICAS):
+    for name in sorted(req.required_resources):
         items = [fnv1.Resource() for _ in req.required_resources[name].items]
         for copy, item in zip(items, req.required_resources[name].items, strict=True):
             copy.CopyFrom(item)

@@ -76,45 +76,54 @@ def test_a_first_call_asks_for_its_own_replicas_its_cache_and_the_fleet_to_place
     xr = model_deployment(selector={"modelplane.ai/region": "us"}, cache="qwen3-coder")
     rsp = call(xr, answered=False)
     selected = (API, "InferenceCluster", None, {"modelplane.ai/region": "us"}, None)
-    # Nothing composed yet, so it will place: the fleet is asked for at once.
+    # Nothing composed yet, so it will place: the fleet's clusters (with their ledgers)
+    # are asked for at once; never every replica of the fleet.
     assert _requirements(rsp) == {
         planning.OWN: OWN,
         planning.CACHE: (API, "ModelCache", "qwen3-coder", None, NS),
-        **WHOLE,
         planning.CLUSTERS: selected,
     }
     assert desired(rsp) == {}
     assert conditions(rsp)["ReplicasScheduled"][:2] == ("Unknown", "Scheduling")
 
 
+def _on(cluster: str) -> dict[str, Any]:
+    """The requirement of the replicas on a cluster, by its label."""
+    on = {api.CLUSTER_LABEL: cluster}
+    return {planning.on_cluster_requirement(cluster): (API, "ModelReplica", None, on, None)}
+
+
+def _published(cluster: dict[str, Any]) -> dict[str, Any]:
+    """A cluster as its function publishes it with nothing on it: an empty ledger."""
+    return {**cluster, "status": {**cluster["status"], "ledger": {"replicas": []}}}
+
+
 @pytest.mark.parametrize(
-    ("xr", "want"),
+    ("xr", "clusters"),
     [
-        pytest.param(model_deployment(), WHOLE, id="every-cluster-every-replica"),
+        pytest.param(model_deployment(), WHOLE[planning.CLUSTERS], id="every-cluster"),
         pytest.param(
             model_deployment(selector={"modelplane.ai/region": "us"}),
-            {
-                **WHOLE,
-                planning.CLUSTERS: (
-                    API,
-                    "InferenceCluster",
-                    None,
-                    {"modelplane.ai/region": "us"},
-                    None,
-                ),
-            },
+            (API, "InferenceCluster", None, {"modelplane.ai/region": "us"}, None),
             id="selected-clusters",
         ),
     ],
 )
-def test_a_deployment_that_must_place_asks_for_the_whole_fleet(
-    xr: dict[str, Any], want: dict[str, Any]
+def test_a_deployment_that_must_place_reads_the_clusters_then_where_it_places(
+    xr: dict[str, Any], clusters: Any
 ) -> None:
     narrow = call_answered(xr, {planning.OWN: []})
-    assert _requirements(narrow) == {planning.OWN: OWN, **want}
+    assert _requirements(narrow) == {planning.OWN: OWN, planning.CLUSTERS: clusters}
     assert desired(narrow) == {}  # held until the fleet is read
-    whole = call(xr, [inference_cluster("a")])
-    assert _requirements(whole) == _requirements(narrow)  # the loop settles on it
+    fleet = [_published(inference_cluster("a", labels={"modelplane.ai/region": "us"}))]
+    placing = call_answered(xr, {planning.OWN: [], planning.CLUSTERS: fleet})
+    # It would place on "a": it reads the replicas there before it answers.
+    assert _requirements(placing) == {**_requirements(narrow), **_on("a")}
+    assert desired(placing) == {}
+    on_a = planning.on_cluster_requirement("a")
+    placed = call_answered(xr, {planning.OWN: [], planning.CLUSTERS: fleet, on_a: []})
+    assert _requirements(placed) == _requirements(placing)  # the loop settles on it
+    assert {r["spec"]["clusterName"] for r in as_fleet(placed)} == {"a"}
 
 
 def _placed_and_ready() -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
@@ -176,7 +185,7 @@ def test_a_deployment_scaled_or_edited_asks_at_once_for_the_fleet() -> None:
     assert planning.CLUSTERS not in _requirements(call(xr, answered=False, observed=observed))
 
 
-def test_a_narrow_view_that_must_place_asks_for_the_whole_fleet_and_holds() -> None:
+def test_a_narrow_view_that_must_place_asks_for_the_fleets_clusters_and_holds() -> None:
     xr, replicas, observed = _placed_and_ready()
     (cluster,) = {r["spec"]["clusterName"] for r in replicas}
     (cluster,) = {r["spec"]["clusterName"] for r in replicas}
@@ -188,7 +197,7 @@ def test_a_narrow_view_that_must_place_asks_for_the_whole_fleet_and_holds() -> N
         planning.on_cluster_requirement(cluster): replicas,
     }
     rsp = call_answered(xr, answered, observed=observed)
-    assert _requirements(rsp) == {**_narrow(cluster), **WHOLE}
+    assert _requirements(rsp) == {**_narrow(cluster), planning.CLUSTERS: WHOLE[planning.CLUSTERS]}
     kept = {k: {f: v for f, v in o.items() if f != "status"} for k, o in observed.items()}
     assert desired(rsp) == kept  # what runs stays, as it is, until the fleet is read
 

@@ -2,7 +2,9 @@
 
 Steps, each waiting for what it needs:
 
-1. Publish ``status.gpuPools`` from the pools' InferenceClasses, for the scheduler.
+1. Publish ``status.gpuPools`` from the pools' InferenceClasses, for the scheduler, and
+   ``status.ledger``: what the ModelReplicas on it charge, which a deployment that must
+   place reads instead of every replica of the fleet (:mod:`modelplane.planning.tally`).
 2. Provisioned sources: compose the ``<Cloud>Cluster`` (in ``modelplane-system``) that
    creates the cluster, its GPU pools and a system pool; it reports the kubeconfig
    Secret once the cluster exists. Existing: the kubeconfig Secret is the user's.
@@ -43,6 +45,7 @@ from modelplane.domain import cluster as domain
 from modelplane.domain.draining import Drain
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.inferencecluster import InferenceCluster
+from modelplane.planning import ledger_lines
 
 GROUP = api.MODELPLANE
 INFRA = api.INFRASTRUCTURE
@@ -93,6 +96,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     watched = [p.name for p in pools] + pool_draining.removed(drains)
     observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, watched), pools)
     status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
+    status["ledger"] = {"replicas": ledger_lines(name, kit.required_structs(req, "replicas"))}
     for problem in problems:
         kit.warn(rsp, str(problem))
     kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems, drains)

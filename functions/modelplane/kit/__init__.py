@@ -44,6 +44,7 @@ from modelplane.kit.request import (
     ref_of,
     require,
     required,
+    required_structs,
     text,
     was_required,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "refuse",
     "require",
     "required",
+    "required_structs",
     "set_condition",
     "set_ready",
     "set_status",

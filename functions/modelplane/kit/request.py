@@ -13,6 +13,7 @@ from typing import Any
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane.kit.errors import InvalidInputError
 from modelplane.kit.structs import struct_to_dict
@@ -35,10 +36,13 @@ def observed(req: fnv1.RunFunctionRequest, key: str) -> dict[str, Any] | None:
 
 def required(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]]:
     """Return the resources Crossplane fetched for requirement ``name`` (``[]`` if none)."""
+    return [struct_to_dict(found) for found in required_structs(req, name)]
+
+
+def required_structs(req: fnv1.RunFunctionRequest, name: str) -> list[structpb.Struct]:
+    """:func:`required`'s resources as the Structs they came as, for a reader of many."""
     found = req.required_resources.get(name) or req.extra_resources.get(name)
-    if found is None:
-        return []
-    return [struct_to_dict(item.resource) for item in found.items]
+    return [] if found is None else [item.resource for item in found.items]
 
 
 def was_required(req: fnv1.RunFunctionRequest, name: str) -> bool:

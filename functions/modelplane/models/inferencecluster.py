@@ -714,6 +714,26 @@ class GpuPool(BaseModel):
     ] = None
 
 
+class Replica(RootModel[str]):
+    root: Annotated[str, Field(max_length=2048)]
+
+
+class Ledger(BaseModel):
+    """
+    What the ModelReplicas on this cluster charge, for the scheduler: a deployment that must place reads each cluster's ledger instead of every replica of the fleet (docs/scheduling.md).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    replicas: Annotated[
+        list[Replica] | None,
+        Field(
+            description='One line per ModelReplica on the cluster, by namespace and name: "<namespace> <name> <deployment> <index> <created or -> <Ready or ->" then each engine as "<engine>=<pool>:<nodes>", with ":<pods>@<class>*<count>+..." on a pool whose pods share nodes.'
+        ),
+    ] = None
+
+
 class ProviderConfigRef(BaseModel):
     """
     The provider-kubernetes and provider-helm ProviderConfig that targets this cluster.
@@ -740,6 +760,12 @@ class Status(BaseModel):
         list[GpuPool] | None,
         Field(
             alias="gpuPools", description="Each GPU pool as the scheduler sees it.", max_length=16
+        ),
+    ] = None
+    ledger: Annotated[
+        Ledger | None,
+        Field(
+            description="What the ModelReplicas on this cluster charge, for the scheduler: a deployment that must place reads each cluster's ledger instead of every replica of the fleet (docs/scheduling.md)."
         ),
     ] = None
     provider_config_ref: Annotated[

@@ -11,6 +11,8 @@ benchmarks all import from here, never from the modules below:
   :func:`forget`;
 - :func:`plan`: read and schedule, with the ``ReplicasScheduled`` verdict
   (:mod:`.scheduled`);
+- the ledger an InferenceCluster publishes and a placing deployment reads in place of
+  the replicas on it (:mod:`.tally`);
 - the rolling update (:mod:`.rolling`) and the ModelReplicas a placement asks for,
   pure (:func:`replica_manifests`).
 """
@@ -59,6 +61,7 @@ from modelplane.planning.rolling import (
 )
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
 from modelplane.planning.steady import distinct, hosting, is_steady, narrowed
+from modelplane.planning.tally import Tallied, TallyError, ledger_lines, tallied
 from modelplane.planning.wire import (
     CACHE,
     CLUSTERS,
@@ -69,6 +72,7 @@ from modelplane.planning.wire import (
     decode_request,
     deterministic_bytes,
     encoded_items,
+    on_cluster_of,
     on_cluster_requirement,
 )
 
@@ -93,6 +97,8 @@ __all__ = [
     "Rolled",
     "Routes",
     "Skipped",
+    "Tallied",
+    "TallyError",
     "UnreadableError",
     "as_item",
     "as_struct",
@@ -108,9 +114,11 @@ __all__ = [
     "hosting",
     "is_ready",
     "is_steady",
+    "ledger_lines",
     "managed_labels",
     "narrowed",
     "object_key",
+    "on_cluster_of",
     "on_cluster_requirement",
     "plan",
     "plan_read",
@@ -127,6 +135,7 @@ __all__ = [
     "rolling",
     "scheduled_condition",
     "surge_for",
+    "tallied",
     "template_hash",
     "warnings",
     "with_labels",

@@ -144,11 +144,14 @@ def read_fleet(
     clusters: Iterable[Item],
     replicas: Iterable[Item],
     deployment: Deployment | None = None,
+    tallied: Sequence[ExistingReplica] = (),
 ) -> FleetState:
     """Read the fleet's InferenceClusters and ModelReplicas.
 
-    A replica of ``deployment`` without a readable index still charges its pools, but
-    the deployment does not claim it. What cannot be read is handled as the module says
+    ``tallied``: other deployments' replicas read already, from the ledgers of clusters
+    whose replicas are not among ``replicas`` (:mod:`.tally`). A replica of
+    ``deployment`` without a readable index still charges its pools, but the
+    deployment does not claim it. What cannot be read is handled as the module says
     and listed in :attr:`FleetState.skipped`; nothing here raises.
     """
     clusters = clusters if isinstance(clusters, Sequence) else list(clusters)
@@ -197,6 +200,7 @@ def read_fleet(
                 if is_ready(own.fields):
                     state.ready.add(replica.name)
         existing.append(replica)
+    existing.extend(tallied)
     state.clusters = dict(sorted(by_name.items()))
     state.fleet = Fleet(tuple(state.clusters.values()), _listed(existing), complete)
     if replicas:

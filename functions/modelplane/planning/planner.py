@@ -8,7 +8,7 @@ they show is what the function does.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from modelplane.domain.scheduling.fleet import (
     Deployment,
     DeviceRequest,
     Engine,
+    ExistingReplica,
     Fleet,
     Member,
     labels,
@@ -55,6 +56,7 @@ def plan(
     surge: Callable[[FleetState, Placement], int] | None = None,
     *,
     narrow: bool = False,
+    tallied: Sequence[ExistingReplica] = (),
 ) -> Planned:
     """Read the fleet and schedule the deployment on it: the function's decision, alone.
 
@@ -63,12 +65,14 @@ def plan(
     :func:`modelplane.planning.decode_request`. ``surge``, given the fleet read and the
     placement, says how many replicas a rolling update adds for this pass. ``narrow``:
     the fleet is a deployment's narrow view (:mod:`.steady`), remembered apart.
+    ``tallied``: replicas read from the clusters' ledgers (:mod:`.tally`) in place of
+    those not among ``replicas``.
     """
     if not isinstance(clusters, EncodedItems):
         clusters = [as_item(c) for c in clusters]
     if not isinstance(replicas, EncodedItems):
         replicas = [as_item(r) for r in replicas]
-    state = read_fleet(clusters, replicas, deployment)
+    state = read_fleet(clusters, replicas, deployment, tallied)
     return plan_read(deployment, cache, state, surge, narrow=narrow)
 
 

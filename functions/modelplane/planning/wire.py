@@ -55,6 +55,11 @@ def on_cluster_requirement(cluster: str) -> str:
     return f"{_ON}{cluster}"
 
 
+def on_cluster_of(requirement: str) -> str | None:
+    """The cluster an :func:`on_cluster_requirement` names; None for any other."""
+    return requirement[len(_ON) :] if requirement.startswith(_ON) else None
+
+
 def is_fleet(name: str) -> bool:
     """Tell whether a requirement's items are fleet objects, which stay encoded."""
     return name in FLEET or name == OWN or name.startswith((_CLUSTER, _ON))

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from google.protobuf import struct_pb2 as structpb
 
 from modelplane import kit
 from modelplane.compose.model_deployment.endpoints import (
@@ -73,6 +72,7 @@ from modelplane.planning import (
     hosting,
     is_steady,
     narrowed,
+    on_cluster_of,
     on_cluster_requirement,
     plan,
     plan_read,
@@ -83,6 +83,7 @@ from modelplane.planning import (
     replica_manifests,
     roll,
     surge_for,
+    tallied,
     template_hash,
     warnings,
 )
@@ -133,7 +134,9 @@ def _compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit
     except rollout.StrategyError as exc:
         _unreadable(req, rsp, _one_line(exc))
         return kit.Released.NOTHING  # held: everything observed is composed again
-    cache = read_cache(cache_name(model), kit.was_required(req, CACHE), _required(req, CACHE))
+    cache = read_cache(
+        cache_name(model), kit.was_required(req, CACHE), kit.required_structs(req, CACHE)
+    )
     seen = observed_replicas(req)
     current = template_hash(xr)
     surge = surge_for(deployment, strategy, current, seen.ready)
@@ -177,7 +180,7 @@ class _Asking:
 
     - the clusters its ModelReplicas were observed on, asked for with its own replicas;
     - ``must_place``: it composed more or fewer replicas than it wants, or some on an
-      old template, so it will place: the whole fleet is asked for at once.
+      old template, so it will place: the fleet's clusters are asked for at once.
 
     Hints only ask: the view and the verdict are built from the replicas it reads.
     """
@@ -196,11 +199,21 @@ class _Asking:
         settled = seen.count == deployment.replicas and seen.templates <= {current}
         return cls(model, deployment, seen.clusters, must_place=not settled)
 
-    def require(self, rsp: fnv1.RunFunctionResponse, on: Sequence[str], *, whole: bool) -> None:
-        """Ask for the narrow view over ``on`` and the observed clusters, and for the
-        whole fleet with ``whole`` or when it must place."""
+    def require(
+        self,
+        rsp: fnv1.RunFunctionResponse,
+        on: Sequence[str],
+        *,
+        placing: Sequence[str] | None = None,
+        whole: bool = False,
+    ) -> None:
+        """Ask for the narrow view over ``on`` and the observed clusters; to place (with
+        ``placing``, or when it must place) for the fleet's clusters and the replicas on
+        the ``placing`` ones; with ``whole``, for every replica of the fleet."""
         on = sorted({*on, *self.observed_on})
-        require(rsp, self.model, self.deployment, on, whole=whole or self.must_place)
+        if placing is None and self.must_place:
+            placing = ()
+        require(rsp, self.model, self.deployment, on, placing=placing, whole=whole)
 
 
 def _planned(
@@ -210,8 +223,9 @@ def _planned(
     cache: CacheState,
     surge: Surge,
 ) -> Planned | None:
-    """Plan on the narrow view when it is steady, else on the whole fleet; None: held
-    (what is composed stays) until Crossplane answers what this call requires.
+    """Plan on the narrow view when it is steady, else on the fleet's clusters and their
+    ledgers (on the whole fleet when the call holds it); None: held (what is composed
+    stays) until Crossplane answers what this call requires.
 
     The verdict is taken on the narrow view whichever view the call holds, so the
     requirements it asks for are the same either way and Crossplane's loop settles.
@@ -219,24 +233,69 @@ def _planned(
     deployment = asking.deployment
     if _answered(req, CLUSTERS, REPLICAS):
         return _on_the_whole_fleet(req, rsp, asking, cache, surge)
-    asking.require(rsp, [], whole=False)
+    asking.require(rsp, [])
     if not _answered(req, OWN):
         _hold(req, rsp, "reading the deployment's ModelReplicas")
         return None
     on = hosting(read_fleet([], _fleet(req, OWN), deployment))
-    asking.require(rsp, on, whole=False)
+    asking.require(rsp, on)
     if not _answered(req, *(cluster_requirement(c) for c in on)):
         _hold(req, rsp, "reading the InferenceClusters its replicas run on")
         return None
     if not _answered(req, *(on_cluster_requirement(c) for c in on)):
         _hold(req, rsp, "reading the ModelReplicas on the clusters its replicas run on")
         return None
+    if _answered(req, CLUSTERS):
+        return _on_the_ledgers(req, rsp, asking, cache, surge, on)
     narrow = _on_the_narrow_view(req, deployment, cache, surge, on)
     if is_steady(narrow):
         return narrow
-    asking.require(rsp, on, whole=True)
-    _hold(req, rsp, "reading the fleet's InferenceClusters and ModelReplicas")
+    asking.require(rsp, on, placing=())
+    _hold(req, rsp, "reading the fleet's InferenceClusters")
     return None
+
+
+def _on_the_ledgers(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    asking: _Asking,
+    cache: CacheState,
+    surge: Surge,
+    on: Sequence[str],
+) -> Planned | None:
+    """Plan on the fleet's clusters, reading the replicas of those it runs on or places
+    on and the ledgers of the rest (:mod:`modelplane.planning.tally`).
+
+    A placement on a cluster whose replicas were not read is not answered: the call
+    asks for them and holds, so every replica it places is checked against the replicas
+    on its cluster, as on the whole fleet. The clusters read that way only grow within
+    a reconcile, so the loop settles; where a second widening would be needed, it reads
+    the whole fleet instead.
+    """
+    deployment = asking.deployment
+    exact = _read_exactly(req)
+    clusters = _fleet(req, CLUSTERS)
+    tally = tallied(clusters, exact, deployment)
+    on_them = (item for c in sorted(exact) for item in _fleet(req, on_cluster_requirement(c)))
+    replicas = distinct([*on_them, *_fleet(req, OWN)])
+    planned = plan(deployment, cache, clusters, replicas, surge, tallied=tally.replicas)
+    needed = {*on, *tally.unpublished, *(p.cluster for p in planned.placement.replicas)}
+    if not needed <= exact:
+        if exact - {*on, *tally.unpublished}:
+            asking.require(rsp, on, whole=True)
+        else:
+            asking.require(rsp, on, placing=sorted(exact | needed))
+        _hold(req, rsp, "reading the ModelReplicas on the clusters it places on")
+        return None
+    narrow = plan_read(deployment, cache, narrowed(planned.state), surge, narrow=True)
+    asking.require(rsp, on, placing=None if is_steady(narrow) else sorted(exact))
+    return planned
+
+
+def _read_exactly(req: fnv1.RunFunctionRequest) -> set[str]:
+    """The clusters whose replicas the call holds (by their cluster label)."""
+    names = (on_cluster_of(n) for n in (*req.required_resources, *req.extra_resources))
+    return {name for name in names if name is not None}
 
 
 def _on_the_whole_fleet(
@@ -280,11 +339,14 @@ def require(
     deployment: Deployment,
     on: Sequence[str],
     *,
-    whole: bool,
+    placing: Sequence[str] | None = None,
+    whole: bool = False,
 ) -> None:
     """Ask for the narrow view (the cache, its own replicas, per hosting cluster the
-    cluster and the replicas on it) and, with ``whole``, the selected clusters and every
-    replica of the fleet. Each call replaces what the last one asked for."""
+    cluster and the replicas on it); to place (``placing`` not None) for the clusters
+    its selector matches, with their ledgers, and the replicas on each ``placing``
+    cluster; with ``whole``, for the selected clusters and every replica of the fleet.
+    Each call replaces what the last one asked for."""
     rsp.requirements.Clear()
     own = {DEPLOYMENT_LABEL: label_value(deployment.name)}
     kit.require(
@@ -294,26 +356,22 @@ def require(
         kit.require(
             rsp, cluster_requirement(cluster), API_VERSION, "InferenceCluster", match_name=cluster
         )
+    for cluster in sorted({*on, *(placing or ())}):
         on_it = {CLUSTER_LABEL: label_value(cluster)}
         kit.require(
             rsp, on_cluster_requirement(cluster), API_VERSION, "ModelReplica", match_labels=on_it
         )
-    if whole:
+    if placing is not None or whole:
         spec = model.spec.template.spec if model.spec else None
         selector = spec.cluster_selector.match_labels if spec and spec.cluster_selector else None
         kit.require(rsp, CLUSTERS, API_VERSION, "InferenceCluster", match_labels=selector or {})
+    if whole:
         kit.require(rsp, REPLICAS, API_VERSION, "ModelReplica", match_labels={})
     name = cache_name(model)
     if name is not None:
         kit.require(
             rsp, CACHE, API_VERSION, "ModelCache", match_name=name, namespace=deployment.namespace
         )
-
-
-def _required(req: fnv1.RunFunctionRequest, name: str) -> list[structpb.Struct]:
-    """The Structs Crossplane fetched for a requirement, unconverted (they are many)."""
-    found = req.required_resources.get(name) or req.extra_resources.get(name)
-    return [] if found is None else [item.resource for item in found.items]
 
 
 def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[Item]:

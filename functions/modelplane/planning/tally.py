@@ -1,0 +1,229 @@
+"""The ledger an InferenceCluster publishes: what each ModelReplica on it charges.
+
+A ModelDeployment that must place weighs every cluster its selector matches, and a
+pool's free nodes count every replica charged there. Reading every ModelReplica of the
+fleet for that costs a placing reconcile R objects (10,000 at L). Each InferenceCluster
+already requires the replicas on it (by its cluster label), so it publishes what they
+charge in ``status.ledger.replicas``, one line per replica, and a placing deployment
+reads C clusters instead of R replicas (docs/design/loop-cost.md section 5b).
+
+A line holds what the scheduler reads of another deployment's replica and nothing more
+(its namespace, name, deployment label, index, what admission orders by, and each
+engine's pin), separated by single spaces::
+
+    <namespace> <name> <deployment> <index> <created or -> <Ready or -> <engine> ...
+
+and each engine as ``<name>=<pool>:<nodes>``, followed on a pool whose pods share nodes
+by ``:<pods>@<class>*<count>+<class>*<count>`` per demand, demands joined by ``,``.
+Names, label values, pool and device class names hold none of these separators, so a
+line parses with ``str.split`` alone: about a tenth of reading the replica it stands for.
+
+A line reads back as the :class:`ExistingReplica` it was written from, without what is
+only ever read of the deployment's own replicas (``stuck``), which a deployment reads
+itself. A ledger that does not parse is not used: the cluster's replicas are read instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from modelplane.domain import naming
+from modelplane.domain.scheduling.fleet import (
+    Demand,
+    Deployment,
+    ExistingReplica,
+    PinnedEngine,
+    Pods,
+)
+from modelplane.planning.fields import (
+    Item,
+    Skipped,
+    _decode_object,
+    _sub,
+    _text,
+    _values_of,
+    object_key,
+)
+from modelplane.planning.fleet import _known_replicas, _read_all, _replicas
+from modelplane.planning.memo import MEMO, Memo
+
+_NONE = "-"
+_READY = "Ready"
+
+
+class TallyError(ValueError):
+    """A ledger line that does not parse."""
+
+
+def line(replica: ExistingReplica) -> str:
+    """The ledger line of a replica (see the module); an empty text reads as ``-``."""
+    engines = " ".join(_engine(e) for e in replica.engines)
+    head = (
+        f"{replica.namespace or _NONE} {replica.name} {replica.deployment or _NONE} "
+        f"{replica.index} {replica.created or _NONE} {_READY if replica.ready else _NONE}"
+    )
+    return f"{head} {engines}" if engines else head
+
+
+def _engine(engine: PinnedEngine) -> str:
+    text = f"{engine.name}={engine.pool}:{engine.nodes}"
+    if not engine.pods:
+        return text
+    return f"{text}:{','.join(_pods(demand, count) for demand, count in engine.pods)}"
+
+
+def _pods(demand: Demand, count: int) -> str:
+    return f"{count}@{'+'.join(f'{cls}*{n}' for cls, n in demand)}"
+
+
+def ledger_lines(cluster: str, replicas: Iterable[Item]) -> list[str]:
+    """The ledger of ``cluster``: a line per readable replica on it, in name order.
+
+    ``replicas`` are the ModelReplicas carrying the cluster's label; one that cannot be
+    read is left out, as a placing deployment reading it would skip it (charging none of
+    its pools), and so is one that names another cluster.
+    """
+    listed = [r for r in _readable(replicas) if r.cluster == cluster]
+    listed.sort(key=lambda r: (r.namespace, r.name, r.index))
+    return [line(r) for r in listed]
+
+
+def _readable(items: Iterable[Item]) -> list[ExistingReplica]:
+    found = list(items)
+    _replicas.expect(len(found))
+    reads = _read_all(found, _replicas, _known_replicas)
+    return [r for r in reads if r is not None and not isinstance(r, Skipped)]
+
+
+def read(cluster: str, lines: Sequence[str]) -> tuple[ExistingReplica, ...]:
+    """The replicas a cluster's ledger lines stand for.
+
+    Raises:
+        TallyError: a line does not parse (the message names which, 0-based).
+    """
+    out = []
+    for at, text in enumerate(lines):
+        try:
+            out.append(_replica(cluster, text))
+        except (ValueError, IndexError):
+            msg = f"status.ledger.replicas[{at}] is not a ledger line: {text[:80]!r}"
+            raise TallyError(msg) from None
+    return tuple(out)
+
+
+def _replica(cluster: str, text: str) -> ExistingReplica:
+    namespace, name, deployment, index, created, ready, *engines = text.split(" ")
+    if ready not in (_READY, _NONE) or not name:
+        raise ValueError(text)
+    return ExistingReplica(
+        namespace="" if namespace == _NONE else namespace,
+        deployment="" if deployment == _NONE else deployment,
+        cluster=cluster,
+        index=int(index),
+        engines=tuple(_read_engine(e) for e in engines),
+        name=name,
+        created="" if created == _NONE else created,
+        ready=ready == _READY,
+    )
+
+
+def _read_engine(text: str) -> PinnedEngine:
+    name, _, pin = text.partition("=")
+    pool, nodes, *pods = pin.split(":")
+    if not name or not pool or len(pods) > 1:
+        raise ValueError(text)
+    return PinnedEngine(name, pool, int(nodes), _read_pods(pods[0]) if pods else ())
+
+
+def _read_pods(text: str) -> Pods:
+    out = []
+    for entry in text.split(","):
+        count, _, demand = entry.partition("@")
+        claims = tuple(_claim(c) for c in demand.split("+")) if demand else ()
+        out.append((claims, int(count)))
+    return tuple(out)
+
+
+def _claim(text: str) -> tuple[str, int]:
+    cls, _, count = text.rpartition("*")
+    if not cls:
+        raise ValueError(text)
+    return cls, int(count)
+
+
+# --- a placing deployment's side: the ledgers of the clusters it reads ---------------------
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """One InferenceCluster's published ledger, as read.
+
+    Attributes:
+        cluster: The cluster's name ("" when it has none).
+        replicas: What its lines stand for; None when it publishes no ledger, or one that
+            does not parse (``problem`` says why): its replicas must then be read.
+    """
+
+    cluster: str
+    replicas: tuple[ExistingReplica, ...] | None
+    problem: str = ""
+
+
+def _read_ledger(item: Item) -> Ledger:
+    """A cluster's ``metadata.name`` and ``status.ledger.replicas``, decoded no deeper than
+    its first levels (the list of lines once more)."""
+    name = ""
+    try:
+        fields = (_decode_object(item) if isinstance(item, bytes) else item).fields
+        name = _text(_sub(fields, "metadata"), "name")
+        found = _sub(_sub(fields, "status"), "ledger").get("replicas")
+        if found is None or found.WhichOneof("kind") != "list_value":
+            return Ledger(name, None)
+        lines = []
+        for value in _values_of(found):
+            if value.WhichOneof("kind") != "string_value":
+                return Ledger(name, None, "status.ledger.replicas holds a value that is no text")
+            lines.append(str(value.string_value))
+        return Ledger(name, read(name, lines))
+    except TallyError as exc:
+        return Ledger(name, None, str(exc))
+    except (ValueError, TypeError, DecodeError):
+        return Ledger(name, None, "status.ledger cannot be read")
+
+
+_ledgers: Memo[Ledger] = MEMO.add("cluster ledgers", _read_ledger, object_key)
+
+
+@dataclass(frozen=True)
+class Tallied:
+    """The replicas a placing call takes from the clusters' ledgers.
+
+    Attributes:
+        replicas: Those of other deployments on the clusters read by ledger.
+        unpublished: Clusters with no usable ledger (read exactly or not): their replicas
+            must be read.
+    """
+
+    replicas: tuple[ExistingReplica, ...]
+    unpublished: tuple[str, ...]
+
+
+def tallied(clusters: Sequence[Item], exact: Collection[str], deployment: Deployment) -> Tallied:
+    """What the ledgers of ``clusters`` say, but of those in ``exact`` (whose replicas the
+    call reads). A line of the deployment's own replicas is left out: its own are read
+    (a line of one is a ledger older than its deletion)."""
+    _ledgers.expect(len(clusters))
+    own = (deployment.namespace, naming.label_value(deployment.name))
+    out: list[ExistingReplica] = []
+    unpublished: set[str] = set()
+    for item in clusters:
+        found = _ledgers(item)
+        if found.cluster and found.replicas is None:
+            unpublished.add(found.cluster)
+        if not found.cluster or found.cluster in exact or found.replicas is None:
+            continue
+        out.extend(r for r in found.replicas if (r.namespace, r.deployment) != own)
+    return Tallied(tuple(out), tuple(sorted(unpublished)))
