@@ -9,7 +9,11 @@ a ``uid`` and ``resourceVersion``, as objects read from the API server do):
 - 5xL: 5,000 clusters, 50,000 ModelReplicas.
 
 The deployment under test wants one replica per 10 clusters and already has half of
-them, so each call retains, fills and explains. Each size runs against its own served
+them, so each call retains, fills and explains. Each request is the one a placing
+reconcile settles on (:func:`benches.fleets.fleet_request`): every cluster with its
+published ledger, the deployment's own replicas, and the replicas of the clusters it
+runs on and places on; ``=whole`` says its response equals, but for the requirements,
+the one to a request holding every replica of the fleet (in process). Each size runs against its own served
 function (``modelplane-function`` in a subprocess, over a local socket, its default
 workers), so its peak RSS is its own. Every served figure comes from the Go client
 (:mod:`benches.goclient`, ``tools/benchclient``), which builds each request from the
@@ -63,7 +67,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import planning, registry, runtime
 
 from benches import goclient
-from benches.fleets import SIZES, fleet_request
+from benches.fleets import SIZES, fleet_request, whole_fleet_request
 from benches.served import Served
 
 # Issue 24's targets: the server's CPU per reconcile in ms, summed over its processes (a
@@ -128,6 +132,7 @@ def bench(size: str) -> dict[str, Any]:
     req = fleet_request(clusters, replicas)
     steady_repeat, new_repeat = REPEAT[size]
     result: dict[str, Any] = {"size": size, "clusters": clusters, "replicas": replicas}
+    result["whole fleet"] = answers_as_the_whole_fleet(req, clusters, replicas)
     result["where"] = where_time_goes(planning.decode_request(req.SerializeToString()))
     planning.forget()
     with Served() as served, goclient.GoClient(served.address, req) as client:
@@ -153,6 +158,20 @@ def bench(size: str) -> dict[str, Any]:
         result["floor ms"] = decode_floor_ms(client.encodings(FLOOR_REQUESTS))
     result["digests"] = digests
     return result
+
+
+def answers_as_the_whole_fleet(req: fnv1.RunFunctionRequest, clusters: int, replicas: int) -> bool:
+    """Whether the request the bench sends (the clusters' ledgers, the replicas of the
+    clusters it runs and places on) is answered as the whole fleet's request (every
+    replica) is, but for the requirements: in process, each on a fresh memo."""
+    answers = []
+    for asked in (req, whole_fleet_request(clusters, replicas)):
+        planning.forget()
+        rsp = runtime.run(asked, registry.COMPOSERS)
+        rsp.ClearField("requirements")
+        answers.append(digest(rsp))
+    planning.forget()
+    return answers[0] == answers[1]
 
 
 def decode_floor_ms(encodings: list[bytes]) -> float:
@@ -237,7 +256,7 @@ def main(sizes: list[str] | None = None) -> None:
     header = (
         f"{'size':4} {'clusters':>8} {'replicas':>8} {'req MiB':>8} {'floor':>6} {'cpu new':>8} "
         f"{'cpu steady':>10} {'ratio':>6} {'wall new':>9} {'wall steady':>11} {'Go enc':>7} "
-        f"{'RSS MiB':>8} {'PSS MiB':>8}  placements  targets"
+        f"{'RSS MiB':>8} {'PSS MiB':>8}  placements  =whole  targets"
     )
     print(header)
     digests = recorded()
@@ -252,6 +271,7 @@ def main(sizes: list[str] | None = None) -> None:
             f"{r['new cpu ms']:>8.0f} {r['steady cpu ms']:>10.0f} {ratio(r):>6.2f} "
             f"{r['new ms']:>9.0f} {r['steady ms']:>11.0f} {r['encode ms']:>7.0f} "
             f"{r['RSS MiB']:>8.0f} {r['PSS MiB']:>8.0f}  {same_placements(r, digests):10}  "
+            f"{'yes' if r['whole fleet'] else 'NO':6}  "
             f"{'missed: ' + ', '.join(missed) if missed else 'ok'}  (load {_load()})",
             flush=True,
         )

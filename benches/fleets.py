@@ -9,7 +9,7 @@ from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import planning
+from modelplane import planning, registry, runtime
 from modelplane.domain import api, naming
 
 API = api.MODELPLANE
@@ -194,16 +194,12 @@ def deployment(replicas: int) -> dict[str, Any]:
     }
 
 
-def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
-    """A second-call request: the XR, the fleet's clusters and every replica."""
+def _fleet(clusters: int, replicas: int) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """The deployment, the clusters and every replica of a fleet, as objects."""
     wanted = max(clusters // 10, 1)
-    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
-    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(deployment(wanted)))
-    found = req.required_resources[planning.CLUSTERS]
-    for i in range(clusters):
-        found.items.add().resource.CopyFrom(resource.dict_to_struct(cluster(i)))
-    fleet = req.required_resources[planning.REPLICAS]
+    found = [cluster(i) for i in range(clusters)]
     own = wanted // 2
+    fleet = []
     for i in range(replicas):
         if i < own:
             # This deployment's own replicas: one per cluster, on a pool that fits it.
@@ -214,22 +210,98 @@ def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
                 f"model-{i % 97}", f"team-{i % 13}", where, i // clusters, f"pool-{i % 8}"
             )
         item["metadata"]["uid"] = uid(0, clusters + i)
-        fleet.items.add().resource.CopyFrom(resource.dict_to_struct(item))
+        fleet.append(item)
+    return deployment(wanted), found, fleet
+
+
+def whole_fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    """A request holding the fleet's clusters and every replica: what a placing call read
+    before the clusters published their ledgers (and still reads when it must widen)."""
+    xr, found, fleet = _fleet(clusters, replicas)
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
+    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
+    for name, objects in ((planning.CLUSTERS, found), (planning.REPLICAS, fleet)):
+        items = req.required_resources[name].items
+        for obj in objects:
+            items.add().resource.CopyFrom(resource.dict_to_struct(obj))
     return req
 
 
+def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    """The request of a placing reconcile once its requirements settle, as Crossplane sends
+    it (it seeds a reconcile's first call with the last one's requirements): its own
+    replicas, the clusters they run on and the replicas there, every cluster with its
+    ledger (``status.ledger``, as the InferenceCluster function publishes it), and the
+    replicas on the clusters it places on."""
+    xr, found, fleet = _fleet(clusters, replicas)
+    structs = [resource.dict_to_struct(r) for r in fleet]
+    on: dict[str, list[Any]] = {}
+    for obj, encoded in zip(fleet, structs, strict=True):
+        on.setdefault(obj["spec"]["clusterName"], []).append(encoded)
+    for obj in found:
+        name = obj["metadata"]["name"]
+        obj["status"]["ledger"] = {"replicas": planning.ledger_lines(name, on.get(name, []))}
+    store = [*found, *fleet]
+    # Fleets of every size share uids (uid(0, serial)): what another fleet's calls left
+    # remembered would be taken for these objects.
+    planning.forget()
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
+    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
+    asked: dict[str, bytes] = {}
+    for _ in range(5):  # Crossplane's MaxRequirementsIterations
+        rsp = runtime.run(req, registry.COMPOSERS)
+        wanted = {
+            name: selector.SerializeToString(deterministic=True)
+            for name, selector in rsp.requirements.resources.items()
+        }
+        if wanted == asked:
+            planning.forget()
+            return req
+        asked = wanted
+        req.ClearField("required_resources")
+        for name, selector in rsp.requirements.resources.items():
+            items = req.required_resources[name].items
+            for obj in _selected(store, selector):
+                items.add().resource.CopyFrom(resource.dict_to_struct(obj))
+    msg = "the bench deployment's requirements did not settle"
+    raise RuntimeError(msg)
+
+
+def _selected(store: list[Any], selector: fnv1.ResourceSelector) -> list[Any]:
+    """The objects a requirement's selector matches, as the API server's cache lists them."""
+    which = selector.WhichOneof("match")
+    labels = dict(selector.match_labels.labels) if which == "match_labels" else {}
+    out = []
+    for obj in store:
+        meta = obj["metadata"]
+        if (obj["apiVersion"], obj["kind"]) != (selector.api_version, selector.kind):
+            continue
+        if selector.HasField("namespace") and meta.get("namespace") != selector.namespace:
+            continue
+        if which == "match_name" and meta["name"] != selector.match_name:
+            continue
+        if any(meta.get("labels", {}).get(k) != v for k, v in labels.items()):
+            continue
+        out.append(obj)
+    return out
+
+
 def renew(req: fnv1.RunFunctionRequest, generation: int) -> None:
-    """Make the fleet one the server never saw: a fresh uid on every object, and new pod
+    """Make the fleet one the server never saw: a fresh uid on every object (one object
+    answered for two requirements keeps one uid, as in the API server), and new pod
     templates on other deployments' replicas (what they charge and where they run stay;
     the deployment's own keep theirs, which it composes again as they are)."""
-    serial = 0
-    for name in (planning.CLUSTERS, planning.REPLICAS):
+    serials: dict[tuple[str, str, str], int] = {}
+    for name in sorted(req.required_resources):
         for item in req.required_resources[name].items:
             fields = item.resource.fields
-            fields["metadata"].struct_value.fields["uid"].string_value = uid(generation, serial)
-            serial += 1
-            labels = fields["metadata"].struct_value.fields["labels"].struct_value.fields
-            if name == planning.REPLICAS and labels[api.DEPLOYMENT_LABEL].string_value != "qwen":
+            meta = fields["metadata"].struct_value.fields
+            kind = fields["kind"].string_value
+            key = (kind, meta["namespace"].string_value, meta["name"].string_value)
+            serial = serials.setdefault(key, len(serials))
+            meta["uid"].string_value = uid(generation, serial)
+            labels = meta["labels"].struct_value.fields
+            if kind == "ModelReplica" and labels[api.DEPLOYMENT_LABEL].string_value != "qwen":
                 engine = fields["spec"].struct_value.fields["engines"].list_value.values[0]
                 member = engine.struct_value.fields["members"].list_value.values[0]
                 template = member.struct_value.fields["template"].struct_value.fields

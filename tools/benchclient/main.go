@@ -11,7 +11,7 @@
 // JSON line each on stdout:
 //
 //	new N          N calls in a row, each with a fleet never seen (fresh uids and pod
-//	               templates on other deployments' replicas, as benches.bench_scheduler.renew)
+//	               templates on other deployments' replicas, as benches.fleets.renew)
 //	steady N       N calls in a row with the same objects (re-encoded on every call)
 //	concurrent K   K calls at once (never-seen fleets) on the one connection
 //	save N         N encodings (the first as loaded, then renewed), uvarint-length
@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,16 +111,30 @@ func sub(m map[string]any, keys ...string) map[string]any {
 	return m
 }
 
-// renew makes the fleet one the server never saw, as benches.bench_scheduler.renew does.
+// renew makes the fleet one the server never saw, as benches.fleets.renew does: a fresh
+// uid on every object (one object answered for two requirements keeps one uid, as in the
+// API server), and new pod templates on other deployments' replicas.
 func (f *fleet) renew(generation int) {
-	serial := 0
-	for _, name := range []string{clusters, replicas} {
+	names := append([]string(nil), f.order...)
+	sort.Strings(names)
+	serials := map[string]int{}
+	for _, name := range names {
 		for _, obj := range f.required[name] {
-			if meta := sub(obj, "metadata"); meta != nil {
-				meta["uid"] = uid(generation, serial)
+			kind, _ := obj["kind"].(string)
+			meta := sub(obj, "metadata")
+			if meta == nil {
+				continue
 			}
-			serial++
-			if name != replicas || sub(obj, "metadata", "labels")[deploymentKey] == ownDeployment {
+			namespace, _ := meta["namespace"].(string)
+			objName, _ := meta["name"].(string)
+			key := kind + "/" + namespace + "/" + objName
+			serial, seen := serials[key]
+			if !seen {
+				serial = len(serials)
+				serials[key] = serial
+			}
+			meta["uid"] = uid(generation, serial)
+			if kind != "ModelReplica" || sub(obj, "metadata", "labels")[deploymentKey] == ownDeployment {
 				continue
 			}
 			engines, _ := sub(obj, "spec")["engines"].([]any)

@@ -115,7 +115,7 @@ def read(cluster: str, lines: Sequence[str]) -> tuple[ExistingReplica, ...]:
 
 
 def _replica(cluster: str, text: str) -> ExistingReplica:
-    namespace, name, deployment, index, created, ready, *engines = text.split(" ")
+    namespace, name, deployment, index, created, ready, *rest = text.split(" ", 6)
     if ready not in (_READY, _NONE) or not name:
         raise ValueError(text)
     return ExistingReplica(
@@ -123,11 +123,27 @@ def _replica(cluster: str, text: str) -> ExistingReplica:
         deployment="" if deployment == _NONE else deployment,
         cluster=cluster,
         index=int(index),
-        engines=tuple(_read_engine(e) for e in engines),
+        engines=_engines(rest[0]) if rest else (),
         name=name,
         created="" if created == _NONE else created,
         ready=ready == _READY,
     )
+
+
+_ENGINES: dict[str, tuple[PinnedEngine, ...]] = {}
+_ENGINES_KEPT = 4096
+"""Engine pins read once per text: every replica of a deployment on one pool has the
+same (a tenth of a line's cost at L); a bound, as the texts come from the fleet."""
+
+
+def _engines(text: str) -> tuple[PinnedEngine, ...]:
+    found = _ENGINES.get(text)
+    if found is None:
+        found = tuple(_read_engine(e) for e in text.split(" "))
+        if len(_ENGINES) >= _ENGINES_KEPT:
+            _ENGINES.clear()
+        _ENGINES[text] = found
+    return found
 
 
 def _read_engine(text: str) -> PinnedEngine:
