@@ -30,9 +30,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from modelplane import planning, registry, runtime
+from modelplane.models.modeldeployment import ModelDeployment
 
 from benches import goclient
 from benches.fleets import SIZES, fleet_request
@@ -44,30 +46,55 @@ def cpu_ms(fn: Callable[[], Any]) -> tuple[float, Any]:
     return (time.process_time() - start) * 1e3, out
 
 
+def _fleet_items(req: fnv1.RunFunctionRequest) -> list[Any]:
+    """Every fleet object of the request, of every requirement."""
+    return [
+        raw
+        for name in sorted(req.required_resources)
+        if name != planning.CACHE
+        for raw in planning.encoded_items(req.required_resources[name])
+    ]
+
+
 def floor_struct(req: fnv1.RunFunctionRequest) -> int:
     """Decode every fleet object as a plain Struct (what the fleet costs to decode at all)."""
     count = 0
-    for name in (planning.CLUSTERS, planning.REPLICAS):
-        for raw in planning.encoded_items(req.required_resources[name]):
-            struct_pb2.Struct.FromString(raw)
-            count += 1
+    for raw in _fleet_items(req):
+        struct_pb2.Struct.FromString(raw)
+        count += 1
     return count
 
 
 def keys(req: fnv1.RunFunctionRequest) -> int:
     count = 0
-    for name in (planning.CLUSTERS, planning.REPLICAS):
-        for raw in planning.encoded_items(req.required_resources[name]):
-            planning.object_key(raw)
-            count += 1
+    for raw in _fleet_items(req):
+        planning.object_key(raw)
+        count += 1
     return count
 
 
 def read(req: fnv1.RunFunctionRequest) -> planning.FleetState:
-    return planning.read_fleet(
-        planning.encoded_items(req.required_resources[planning.CLUSTERS]),
-        planning.encoded_items(req.required_resources[planning.REPLICAS]),
+    """The fleet as a placing call reads it: the clusters, the replicas it reads (every
+    other requirement's, each once) and the rest from the clusters' ledgers."""
+    clusters = planning.encoded_items(req.required_resources[planning.CLUSTERS])
+    replicas = planning.distinct(
+        raw
+        for name in sorted(req.required_resources)
+        if name.startswith(planning.REPLICAS)
+        for raw in planning.encoded_items(req.required_resources[name])
     )
+    exact = {c for n in req.required_resources if (c := planning.on_cluster_of(n)) is not None}
+    deployment = planning.read_deployment(*_deployment(req))
+    tally = planning.tallied(clusters, exact, deployment)
+    return planning.read_fleet(clusters, replicas, deployment, tally.replicas)
+
+
+def _deployment(req: fnv1.RunFunctionRequest) -> tuple[Any, dict[str, Any]]:
+    xr = resource.struct_to_dict(req.observed.composite.resource)
+    return ModelDeployment.model_validate(xr), xr
+
+
+SORT = "tottime"
 
 
 def main() -> None:
@@ -108,7 +135,7 @@ def main() -> None:
         add("run", cpu_ms(partial(runtime.run, req, registry.COMPOSERS))[0])
         if args.cprofile:
             profile.disable()
-            pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+            pstats.Stats(profile).sort_stats(SORT).print_stats(40)
     print(f"{args.size}: {len(encodings)} Go-encoded calls, {'steady' if args.steady else 'new'}")
     for what, samples in figures.items():
         print(f"  {what:32} min {min(samples):8.1f} ms  median {statistics.median(samples):8.1f}")

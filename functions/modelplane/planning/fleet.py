@@ -106,15 +106,19 @@ class _LastCall:
     new (calls of several threads may interleave: it only chooses how to decode)."""
 
     new_share: float = 1.0
-    listing: tuple[set[int], tuple[ExistingReplica, ...]] = (set(), ())
-    """The last call's replicas as listed (:func:`_listed`), with the ids of their values."""
+    listings: dict[frozenset[int], tuple[ExistingReplica, ...]] = field(default_factory=dict)
+    """The last calls' replicas as listed (:func:`_listed`), by the ids of their values: a
+    few, as a call reads the narrow view, the ledgers' fleet or the whole one in turn."""
 
 
 _LAST = _LastCall()
 
 
+LISTINGS_KEPT = 4
+
+
 def _forget_listing() -> None:
-    _LAST.listing = (set(), ())
+    _LAST.listings.clear()
 
 
 _replicas.on_clear(_forget_listing)
@@ -213,7 +217,7 @@ _BY_NAMESPACE = attrgetter("namespace")
 
 
 def _listed(replicas: list[ExistingReplica]) -> tuple[ExistingReplica, ...]:
-    """The replicas in listing order: the last call's tuple when they are the same values.
+    """The replicas in listing order: a recent call's tuple when they are the same values.
 
     A steady fleet reads as the same values (the memo's) on every call, in a new order
     each time: the same set of them is the same listing, found by their ids (exact, as
@@ -221,13 +225,15 @@ def _listed(replicas: list[ExistingReplica]) -> tuple[ExistingReplica, ...]:
     bound (50,000 names scattered over the heap: ~45 ms). The placement memo then
     compares the fleet by identity.
     """
-    ids = set(map(id, replicas))
-    last_ids, last = _LAST.listing
-    if len(ids) == len(replicas) == len(last) and ids == last_ids:
+    ids = frozenset(map(id, replicas))
+    last = _LAST.listings.get(ids)
+    if last is not None and len(ids) == len(replicas) == len(last):
         return last
     _sort_for_listing(replicas)
     listed = tuple(replicas)
-    _LAST.listing = (ids, listed)
+    if len(_LAST.listings) >= LISTINGS_KEPT:
+        del _LAST.listings[next(iter(_LAST.listings))]  # the oldest
+    _LAST.listings[ids] = listed
     return listed
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from modelplane.domain.scheduling.fleet import Fleet
 from modelplane.planning.fields import Item, object_key, object_name
 from modelplane.planning.fleet import FleetState
+from modelplane.planning.identities import raw_identities
 from modelplane.planning.planner import Planned
 
 
@@ -55,12 +56,18 @@ def is_steady(planned: Planned) -> bool:
 
 
 def distinct(items: Iterable[Item]) -> list[Item]:
-    """Each object once, by its namespace and name: an own replica is required twice, as
-    own and as on its cluster."""
-    seen: set[tuple[str, str] | str | bytes] = set()
+    """Each object once: an own replica is required twice, as own and as on its cluster.
+
+    Once is by its uid and resourceVersion as encoded (one object is the same pair
+    however Go ordered its maps), read for all items in one C-level pass; by namespace
+    and name where there is none.
+    """
+    found = list(items)
+    raws = raw_identities(found) or [(b"", b"")] * len(found)
+    seen: set[object] = set()
     out: list[Item] = []
-    for item in items:
-        key = object_name(item) or object_key(item)
+    for item, raw in zip(found, raws, strict=True):
+        key: object = raw if raw[0] and raw[1] else object_name(item) or object_key(item)
         if key not in seen:
             seen.add(key)
             out.append(item)

@@ -48,6 +48,7 @@ from modelplane.planning.fields import (
     object_key,
 )
 from modelplane.planning.fleet import _known_replicas, _read_all, _replicas
+from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
 
 _NONE = "-"
@@ -181,11 +182,18 @@ class Ledger:
         cluster: The cluster's name ("" when it has none).
         replicas: What its lines stand for; None when it publishes no ledger, or one that
             does not parse (``problem`` says why): its replicas must then be read.
+        deployments: The ``(namespace, deployment)`` of each, once.
     """
 
     cluster: str
     replicas: tuple[ExistingReplica, ...] | None
     problem: str = ""
+    deployments: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def of(cls, cluster: str, replicas: tuple[ExistingReplica, ...]) -> Ledger:
+        """The ledger of ``replicas``, with the deployments they are of."""
+        return cls(cluster, replicas, "", frozenset((r.namespace, r.deployment) for r in replicas))
 
 
 def _read_ledger(item: Item) -> Ledger:
@@ -203,7 +211,7 @@ def _read_ledger(item: Item) -> Ledger:
             if value.WhichOneof("kind") != "string_value":
                 return Ledger(name, None, "status.ledger.replicas holds a value that is no text")
             lines.append(str(value.string_value))
-        return Ledger(name, read(name, lines))
+        return Ledger.of(name, read(name, lines))
     except TallyError as exc:
         return Ledger(name, None, str(exc))
     except (ValueError, TypeError, DecodeError):
@@ -211,6 +219,7 @@ def _read_ledger(item: Item) -> Ledger:
 
 
 _ledgers: Memo[Ledger] = MEMO.add("cluster ledgers", _read_ledger, object_key)
+_known_ledgers = KnownObjects(_ledgers)  # found in bulk by raw identity, as fleet objects are
 
 
 @dataclass(frozen=True)
@@ -235,11 +244,13 @@ def tallied(clusters: Sequence[Item], exact: Collection[str], deployment: Deploy
     own = (deployment.namespace, naming.label_value(deployment.name))
     out: list[ExistingReplica] = []
     unpublished: set[str] = set()
-    for item in clusters:
-        found = _ledgers(item)
+    for found in _read_all(clusters, _ledgers, _known_ledgers):
         if found.cluster and found.replicas is None:
             unpublished.add(found.cluster)
         if not found.cluster or found.cluster in exact or found.replicas is None:
             continue
-        out.extend(r for r in found.replicas if (r.namespace, r.deployment) != own)
+        if own in found.deployments:
+            out.extend(r for r in found.replicas if (r.namespace, r.deployment) != own)
+        else:
+            out.extend(found.replicas)
     return Tallied(tuple(out), tuple(sorted(unpublished)))
