@@ -23,6 +23,7 @@ from tests.compose.deployments import (
     as_fleet,
     call,
     desired,
+    events,
     gpu_device,
     inference_cluster,
     member,
@@ -47,7 +48,7 @@ def _with_ledgers(clusters: Sequence[Doc], replicas: Sequence[Doc]) -> list[Doc]
             if r["metadata"]["labels"].get(api.CLUSTER_LABEL) == name
         ]
         published = copy.deepcopy(cluster)
-        published["status"]["ledger"] = {"replicas": planning.ledger_lines(name, on_it)}
+        published["status"]["ledger"] = {"replicas": planning.ledger_lines(name, on_it).lines}
         out.append(published)
     return out
 
@@ -231,3 +232,16 @@ def test_a_pool_that_shares_nodes_is_charged_the_same_by_its_ledger() -> None:
     xr = model_deployment("other", 3, engines=four)
     by_ledgers = _by_ledgers(xr, _with_ledgers([shared, other], replicas), replicas)
     _same_answer(by_ledgers, call(xr, [shared, other], replicas))
+
+
+def test_a_replica_the_cluster_cannot_read_is_left_out_of_its_ledger_and_named() -> None:
+    broken = other_replica("broken", "eks-us-east", "gpu-l4")
+    broken["spec"]["engines"] = "not a list"
+    on_it = [other_replica("chat", "eks-us-east", "gpu-l4"), broken]
+    rsp = _run(_cluster(), replicas=on_it)
+    lines = _status(rsp)["ledger"]["replicas"]
+    assert [line.split(" ")[1] for line in lines] == [on_it[0]["metadata"]["name"]]
+    (warning,) = [e for e in events(rsp) if "ModelReplica" in e]
+    assert broken["metadata"]["name"] in warning
+    assert "spec.engines" in warning
+    assert "left out of status.ledger" in warning

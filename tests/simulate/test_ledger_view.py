@@ -59,7 +59,7 @@ def _published(
     for cluster in clusters:
         copy = structpb.Struct()
         copy.CopyFrom(cluster)
-        lines = planning.ledger_lines(_name(cluster), on.get(_name(cluster), []))
+        lines = planning.ledger_lines(_name(cluster), on.get(_name(cluster), [])).lines
         status = copy.fields["status"].struct_value
         status.fields["ledger"].struct_value.fields["replicas"].list_value.extend(lines)
         out.append(copy)

@@ -96,7 +96,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     watched = [p.name for p in pools] + pool_draining.removed(drains)
     observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, watched), pools)
     status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
-    status["ledger"] = {"replicas": ledger_lines(name, kit.required_structs(req, "replicas"))}
+    ledger = ledger_lines(name, kit.required_structs(req, "replicas"))
+    status["ledger"] = {"replicas": ledger.lines}
+    if (unreadable := ledger.warning()) is not None:
+        kit.warn(rsp, unreadable)
     for problem in problems:
         kit.warn(rsp, str(problem))
     kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems, drains)

@@ -47,7 +47,7 @@ from modelplane.planning.fields import (
     _values_of,
     object_key,
 )
-from modelplane.planning.fleet import _known_replicas, _read_all, _replicas
+from modelplane.planning.fleet import WARNING_NAMES, _known_replicas, _read_all, _replicas
 from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
 
@@ -80,23 +80,50 @@ def _pods(demand: Demand, count: int) -> str:
     return f"{count}@{'+'.join(f'{cls}*{n}' for cls, n in demand)}"
 
 
-def ledger_lines(cluster: str, replicas: Iterable[Item]) -> list[str]:
-    """The ledger of ``cluster``: a line per readable replica on it, in name order.
+@dataclass(frozen=True)
+class Lines:
+    """A cluster's ledger as its InferenceCluster publishes it.
+
+    Attributes:
+        lines: A line per readable replica on it, in namespace and name order.
+        unreadable: Each replica left out because it cannot be read: what it is and why
+            (the Warning its cluster reports: a placing deployment no longer reads it).
+    """
+
+    lines: list[str]
+    unreadable: list[str]
+
+    def warning(self) -> str | None:
+        """One Warning naming the first :data:`WARNING_NAMES` unreadable replicas."""
+        if not self.unreadable:
+            return None
+        named = "; ".join(self.unreadable[:WARNING_NAMES])
+        more = len(self.unreadable) - WARNING_NAMES
+        rest = f"; and {more} more" if more > 0 else ""
+        return (
+            f"cannot read {len(self.unreadable)} ModelReplica(s) on this cluster: {named}{rest} "
+            "(left out of status.ledger: the pools they pin are not charged)"
+        )
+
+
+def ledger_lines(cluster: str, replicas: Iterable[Item]) -> Lines:
+    """The ledger of ``cluster``.
 
     ``replicas`` are the ModelReplicas carrying the cluster's label; one that cannot be
-    read is left out, as a placing deployment reading it would skip it (charging none of
-    its pools), and so is one that names another cluster.
+    read is left out and named, as a placing deployment reading it would skip it
+    (charging none of its pools); one that names another cluster is left out.
     """
-    listed = [r for r in _readable(replicas) if r.cluster == cluster]
-    listed.sort(key=lambda r: (r.namespace, r.name, r.index))
-    return [line(r) for r in listed]
-
-
-def _readable(items: Iterable[Item]) -> list[ExistingReplica]:
-    found = list(items)
+    found = list(replicas)
     _replicas.expect(len(found))
-    reads = _read_all(found, _replicas, _known_replicas)
-    return [r for r in reads if r is not None and not isinstance(r, Skipped)]
+    listed: list[ExistingReplica] = []
+    unreadable: list[str] = []
+    for read in _read_all(found, _replicas, _known_replicas):
+        if isinstance(read, Skipped):
+            unreadable.append(f"{read.what}: {read.problem}")
+        elif read is not None and read.cluster == cluster:
+            listed.append(read)
+    listed.sort(key=lambda r: (r.namespace, r.name, r.index))
+    return Lines([line(r) for r in listed], sorted(unreadable))
 
 
 def read(cluster: str, lines: Sequence[str]) -> tuple[ExistingReplica, ...]:
