@@ -240,7 +240,9 @@ def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
         on.setdefault(obj["spec"]["clusterName"], []).append(encoded)
     for obj in found:
         name = obj["metadata"]["name"]
-        obj["status"]["ledger"] = {"replicas": planning.ledger_lines(name, on.get(name, [])).lines}
+        ledger, _ = planning.published_ledger(name, obj["status"]["gpuPools"], on.get(name, []))
+        if ledger is not None:
+            obj["status"]["ledger"] = ledger
     store = [*found, *fleet]
     # Fleets of every size share uids (uid(0, serial)): what another fleet's calls left
     # remembered would be taken for these objects.

@@ -9,6 +9,7 @@ fleet (every replica, as before the ledger)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +49,10 @@ def _with_ledgers(clusters: Sequence[Doc], replicas: Sequence[Doc]) -> list[Doc]
             if r["metadata"]["labels"].get(api.CLUSTER_LABEL) == name
         ]
         published = copy.deepcopy(cluster)
-        published["status"]["ledger"] = {"replicas": planning.ledger_lines(name, on_it).lines}
+        pools = published["status"]["gpuPools"]
+        ledger, _ = planning.published_ledger(name, pools, on_it)
+        if ledger is not None:
+            published["status"]["ledger"] = ledger
         out.append(published)
     return out
 
@@ -172,7 +176,6 @@ SHARED = ExistingReplica(
     ),
     name="llama-c1-3",
     created="2026-12-04T10:00:00Z",
-    ready=True,
 )
 
 
@@ -191,14 +194,20 @@ def test_a_ledger_line_reads_back_as_the_replica_it_was_written_from(
     assert back == replica
 
 
+def test_a_line_does_not_say_whether_its_replica_is_ready() -> None:
+    """A Ready change on the workload cluster must not rewrite the InferenceCluster."""
+    ready = dataclasses.replace(SHARED, ready=True, stuck="Unschedulable", stuck_since="x")
+    assert tally.line(ready) == tally.line(SHARED)
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "",
-        "ns name dep x - -",  # an index that is no number
-        "ns name dep 0 - Maybe",  # readiness neither Ready nor -
-        "ns name dep 0 - - e=pool",  # an engine without its nodes
-        "ns name dep 0 - - e=pool:1:2@gpu*x",  # a device count that is no number
+        "ns name dep x -",  # an index that is no number
+        "ns name dep 0",  # no creation time
+        "ns name dep 0 - e=pool",  # an engine without its nodes
+        "ns name dep 0 - e=pool:1:2@gpu*x",  # a device count that is no number
     ],
 )
 def test_a_line_that_does_not_parse_is_named(text: str) -> None:
@@ -220,7 +229,17 @@ def test_the_inference_cluster_publishes_the_ledger_of_its_replicas() -> None:
     )
 
 
-def test_a_pool_that_shares_nodes_is_charged_the_same_by_its_ledger() -> None:
+def test_a_cluster_whose_pool_shares_nodes_publishes_no_ledger() -> None:
+    """Where pods sit on a shared pool follows admission order (Ready first), which a
+    ledger does not say: its replicas are read instead."""
+    on_it = [other_replica("chat", "eks-us-east", "gpu-l4")]
+    assert planning.published_ledger("c1", [{"capacity": "Devices"}, {}], []) == (None, None)
+    ledger, _ = planning.published_ledger("c1", [{"capacity": "Nodes"}, {}], [])
+    assert ledger == {"replicas": []}
+    assert "ledger" in _status(_run(_cluster(), replicas=on_it))
+
+
+def test_a_pool_that_shares_nodes_has_its_replicas_read_and_answers_as_the_whole_fleet() -> None:
     eight = [gpu_device("46068Mi", count=8)]
     shared = inference_cluster("c1", [("h100", 2, eight)])
     shared["status"]["gpuPools"][0]["capacity"] = "Devices"
@@ -231,6 +250,7 @@ def test_a_pool_that_shares_nodes_is_charged_the_same_by_its_ledger() -> None:
     replicas = as_fleet(first)
     xr = model_deployment("other", 3, engines=four)
     by_ledgers = _by_ledgers(xr, _with_ledgers([shared, other], replicas), replicas)
+    assert planning.on_cluster_requirement("c1") in _asked(by_ledgers)
     _same_answer(by_ledgers, call(xr, [shared, other], replicas))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from google.protobuf import struct_pb2 as structpb
-from modelplane import planning
+from modelplane import kit, planning
 from modelplane.domain import api
 from modelplane.domain.scheduling.fleet import Deployment
 from modelplane.planning import Planned
@@ -59,9 +59,11 @@ def _published(
     for cluster in clusters:
         copy = structpb.Struct()
         copy.CopyFrom(cluster)
-        lines = planning.ledger_lines(_name(cluster), on.get(_name(cluster), [])).lines
         status = copy.fields["status"].struct_value
-        status.fields["ledger"].struct_value.fields["replicas"].list_value.extend(lines)
+        pools = kit.struct_to_dict(status).get("gpuPools") or []
+        ledger, _ = planning.published_ledger(_name(cluster), pools, on.get(_name(cluster), []))
+        if ledger is not None:
+            status.fields["ledger"].struct_value.update(ledger)
         out.append(copy)
     return out
 

@@ -4,7 +4,8 @@ Steps, each waiting for what it needs:
 
 1. Publish ``status.gpuPools`` from the pools' InferenceClasses, for the scheduler, and
    ``status.ledger``: what the ModelReplicas on it charge, which a deployment that must
-   place reads instead of every replica of the fleet (:mod:`modelplane.planning.tally`).
+   place reads instead of every replica of the fleet (none where a pool's pods share
+   nodes: :mod:`modelplane.planning.tally`).
 2. Provisioned sources: compose the ``<Cloud>Cluster`` (in ``modelplane-system``) that
    creates the cluster, its GPU pools and a system pool; it reports the kubeconfig
    Secret once the cluster exists. Existing: the kubeconfig Secret is the user's.
@@ -45,7 +46,7 @@ from modelplane.domain import cluster as domain
 from modelplane.domain.draining import Drain
 from modelplane.models.inferenceclass import InferenceClass
 from modelplane.models.inferencecluster import InferenceCluster
-from modelplane.planning import ledger_lines
+from modelplane.planning import published_ledger
 
 GROUP = api.MODELPLANE
 INFRA = api.INFRASTRUCTURE
@@ -96,10 +97,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
     watched = [p.name for p in pools] + pool_draining.removed(drains)
     observation = cluster_capacity.autoscaled(cluster_capacity.observe(req, watched), pools)
     status["gpuPools"] = cluster_capacity.publish(status["gpuPools"], observation)
-    ledger = ledger_lines(name, kit.required_structs(req, "replicas"))
-    status["ledger"] = {"replicas": ledger.lines}
-    if (unreadable := ledger.warning()) is not None:
-        kit.warn(rsp, unreadable)
+    _publish_ledger(req, rsp, name, status)
     for problem in problems:
         kit.warn(rsp, str(problem))
     kubeconfig = _cloud_cluster(req, rsp, name, spec, pools, classes, problems, drains)
@@ -127,6 +125,19 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> kit.
         "the usage once nothing uses the cluster; an adopted cluster's cloud composite; "
         "ordering usages of what is no longer composed",
     )
+
+
+def _publish_ledger(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str, status: dict[str, Any]
+) -> None:
+    """Publish ``status.ledger`` from the replicas on the cluster, and name those it cannot
+    read: placing deployments read the ledger instead of them."""
+    on_it = kit.required_structs(req, "replicas")
+    ledger, unreadable = published_ledger(name, status["gpuPools"], on_it)
+    if ledger is not None:
+        status["ledger"] = ledger
+    if unreadable is not None:
+        kit.warn(rsp, unreadable)
 
 
 def _teardown_order(manifests: Mapping[str, Mapping[str, Any]]) -> list[teardown.Edge]:

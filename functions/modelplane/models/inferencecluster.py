@@ -729,7 +729,7 @@ class Ledger(BaseModel):
     replicas: Annotated[
         list[Replica] | None,
         Field(
-            description='One line per ModelReplica on the cluster, by namespace and name: "<namespace> <name> <deployment> <index> <created or -> <Ready or ->" then each engine as "<engine>=<pool>:<nodes>", with ":<pods>@<class>*<count>+..." on a pool whose pods share nodes.'
+            description='One line per ModelReplica on the cluster, by namespace and name: "<namespace> <name> <deployment> <index> <created or ->" then each engine as "<engine>=<pool>:<nodes>", with ":<pods>@<class>*<count>+..." where its pods share nodes. Absent on a cluster with a pool whose pods share nodes (capacity Devices): its replicas are read instead.'
         ),
     ] = None
 

@@ -61,7 +61,7 @@ from modelplane.planning.rolling import (
 )
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
 from modelplane.planning.steady import distinct, hosting, is_steady, narrowed
-from modelplane.planning.tally import Tallied, TallyError, ledger_lines, tallied
+from modelplane.planning.tally import Tallied, TallyError, ledger_lines, published_ledger, tallied
 from modelplane.planning.wire import (
     CACHE,
     CLUSTERS,
@@ -122,6 +122,7 @@ __all__ = [
     "on_cluster_requirement",
     "plan",
     "plan_read",
+    "published_ledger",
     "read_cache",
     "read_cluster",
     "read_deployment",

@@ -7,26 +7,36 @@ already requires the replicas on it (by its cluster label), so it publishes what
 charge in ``status.ledger.replicas``, one line per replica, and a placing deployment
 reads C clusters instead of R replicas (docs/design/loop-cost.md section 5b).
 
-A line holds what the scheduler reads of another deployment's replica and nothing more
-(its namespace, name, deployment label, index, what admission orders by, and each
-engine's pin), separated by single spaces::
+A line holds what the scheduler reads of another deployment's replica on a cluster
+whose pools charge whole nodes (its namespace, name, deployment label, index, creation
+time and each engine's pin), separated by single spaces::
 
-    <namespace> <name> <deployment> <index> <created or -> <Ready or -> <engine> ...
+    <namespace> <name> <deployment> <index> <created or -> <engine> ...
 
 and each engine as ``<name>=<pool>:<nodes>``, followed on a pool whose pods share nodes
 by ``:<pods>@<class>*<count>+<class>*<count>`` per demand, demands joined by ``,``.
 Names, label values, pool and device class names hold none of these separators, so a
 line parses with ``str.split`` alone: about a tenth of reading the replica it stands for.
 
-A line reads back as the :class:`ExistingReplica` it was written from, without what is
-only ever read of the deployment's own replicas (``stuck``), which a deployment reads
-itself. A ledger that does not parse is not used: the cluster's replicas are read instead.
+Not whether it is Ready: a whole-node pool's free nodes are its nodes less every charge,
+in any order, and admission order (Ready first) is read only on the pools of a
+deployment's own replicas, whose replicas it reads. So a line changes only when a replica
+comes, goes or is pinned anew, as the cluster's ``InUse`` does, and a Ready change on the
+workload cluster costs no write of the InferenceCluster (each of which wakes every
+deployment that requires it). A cluster with a pool whose pods share nodes
+(``capacity: Devices``) publishes no ledger: there, where pods sit, and so what is free,
+follows admission order, Ready first; its replicas are read (:func:`published_ledger`).
+
+A line reads back as the :class:`ExistingReplica` it was written from but for Ready and
+what is only read of a deployment's own replicas (``stuck``). A ledger that does not parse
+is not used: the cluster's replicas are read instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from google.protobuf.message import DecodeError
 
@@ -52,7 +62,6 @@ from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
 
 _NONE = "-"
-_READY = "Ready"
 
 
 class TallyError(ValueError):
@@ -64,7 +73,7 @@ def line(replica: ExistingReplica) -> str:
     engines = " ".join(_engine(e) for e in replica.engines)
     head = (
         f"{replica.namespace or _NONE} {replica.name} {replica.deployment or _NONE} "
-        f"{replica.index} {replica.created or _NONE} {_READY if replica.ready else _NONE}"
+        f"{replica.index} {replica.created or _NONE}"
     )
     return f"{head} {engines}" if engines else head
 
@@ -106,6 +115,18 @@ class Lines:
         )
 
 
+def published_ledger(
+    cluster: str, gpu_pools: Iterable[Mapping[str, Any]], replicas: Iterable[Item]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """What an InferenceCluster publishes as ``status.ledger`` (None: no ledger, as a
+    cluster with a pool whose pods share nodes publishes none; see the module), and the
+    Warning naming the replicas on it that cannot be read, if any."""
+    if any(pool.get("capacity") == "Devices" for pool in gpu_pools):
+        return None, None
+    lines = ledger_lines(cluster, replicas)
+    return {"replicas": lines.lines}, lines.warning()
+
+
 def ledger_lines(cluster: str, replicas: Iterable[Item]) -> Lines:
     """The ledger of ``cluster``.
 
@@ -143,8 +164,8 @@ def read(cluster: str, lines: Sequence[str]) -> tuple[ExistingReplica, ...]:
 
 
 def _replica(cluster: str, text: str) -> ExistingReplica:
-    namespace, name, deployment, index, created, ready, *rest = text.split(" ", 6)
-    if ready not in (_READY, _NONE) or not name:
+    namespace, name, deployment, index, created, *rest = text.split(" ", 5)
+    if not name:
         raise ValueError(text)
     return ExistingReplica(
         namespace="" if namespace == _NONE else namespace,
@@ -154,7 +175,6 @@ def _replica(cluster: str, text: str) -> ExistingReplica:
         engines=_engines(rest[0]) if rest else (),
         name=name,
         created="" if created == _NONE else created,
-        ready=ready == _READY,
     )
 
 
