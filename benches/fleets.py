@@ -5,11 +5,13 @@ clusters and already has half of them (so each call retains, fills and explains)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import planning, registry, runtime
+from modelplane.dev import requirements
 from modelplane.domain import api, naming
 
 API = api.MODELPLANE
@@ -243,49 +245,24 @@ def fleet_request(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
         ledger, _ = planning.published_ledger(name, obj["status"]["gpuPools"], on.get(name, []))
         if ledger is not None:
             obj["status"]["ledger"] = ledger
-    store = [*found, *fleet]
     # Fleets of every size share uids (uid(0, serial)): what another fleet's calls left
     # remembered would be taken for these objects.
     planning.forget()
-    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
-    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
-    asked: dict[str, bytes] = {}
-    for _ in range(5):  # Crossplane's MaxRequirementsIterations
-        rsp = runtime.run(req, registry.COMPOSERS)
-        wanted = {
-            name: selector.SerializeToString(deterministic=True)
-            for name, selector in rsp.requirements.resources.items()
-        }
-        if wanted == asked:
-            planning.forget()
-            return req
-        asked = wanted
-        req.ClearField("required_resources")
-        for name, selector in rsp.requirements.resources.items():
+
+    def request(answers: Mapping[str, list[Any]]) -> fnv1.RunFunctionRequest:
+        req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag="bench"))
+        req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
+        for name, objects in answers.items():
             items = req.required_resources[name].items
-            for obj in _selected(store, selector):
+            for obj in objects:
                 items.add().resource.CopyFrom(resource.dict_to_struct(obj))
-    msg = "the bench deployment's requirements did not settle"
-    raise RuntimeError(msg)
+        return req
 
-
-def _selected(store: list[Any], selector: fnv1.ResourceSelector) -> list[Any]:
-    """The objects a requirement's selector matches, as the API server's cache lists them."""
-    which = selector.WhichOneof("match")
-    labels = dict(selector.match_labels.labels) if which == "match_labels" else {}
-    out = []
-    for obj in store:
-        meta = obj["metadata"]
-        if (obj["apiVersion"], obj["kind"]) != (selector.api_version, selector.kind):
-            continue
-        if selector.HasField("namespace") and meta.get("namespace") != selector.namespace:
-            continue
-        if which == "match_name" and meta["name"] != selector.match_name:
-            continue
-        if any(meta.get("labels", {}).get(k) != v for k, v in labels.items()):
-            continue
-        out.append(obj)
-    return out
+    _, answers = requirements.settle(
+        lambda answers: runtime.run(request(answers), registry.COMPOSERS), [*found, *fleet]
+    )
+    planning.forget()
+    return request(answers)
 
 
 def renew(req: fnv1.RunFunctionRequest, generation: int) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import kit, registry, runtime
+from modelplane.dev import requirements
 from modelplane.domain import api, routing
 
 from tests.requests import request
@@ -55,45 +56,18 @@ class Store:
 
     def select(self, selector: fnv1.ResourceSelector) -> list[Doc]:
         """Return the objects a requirement's selector matches, by name order."""
-        which = selector.WhichOneof("match")
-        out = []
-        for obj in self.objects:
-            meta = obj.get("metadata") or {}
-            if (obj.get("apiVersion"), obj.get("kind")) != (selector.api_version, selector.kind):
-                continue
-            if selector.HasField("namespace") and meta.get("namespace") != selector.namespace:
-                continue
-            if which == "match_name" and meta.get("name") != selector.match_name:
-                continue
-            labels = meta.get("labels") or {}
-            if which == "match_labels" and any(
-                labels.get(k) != v for k, v in selector.match_labels.labels.items()
-            ):
-                continue
-            out.append(obj)
-        return sorted(
-            out, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])
-        )
+        return requirements.selected(self.objects, selector)
 
 
 def reconcile(xr: Doc, store: Store, observed: Observed | None = None) -> fnv1.RunFunctionResponse:
     """Run the kind's function until its requirements settle, as Crossplane does."""
-    asked: dict[str, bytes] = {}
-    answers: dict[str, list[Doc]] = {}
-    for _ in range(5):
-        rsp = runtime.run(
+
+    def call(answers: Mapping[str, list[Doc]]) -> fnv1.RunFunctionResponse:
+        return runtime.run(
             request(xr, observed=observed or {}, required=answers), registry.COMPOSERS
         )
-        wanted = {
-            name: sel.SerializeToString(deterministic=True)
-            for name, sel in rsp.requirements.resources.items()
-        }
-        if wanted == asked:
-            return rsp
-        asked = wanted
-        answers = {name: store.select(sel) for name, sel in rsp.requirements.resources.items()}
-    msg = "requirements did not settle in 5 calls"
-    raise AssertionError(msg)
+
+    return requirements.settle(call, store.objects)[0]
 
 
 def desired(rsp: fnv1.RunFunctionResponse) -> Observed:
