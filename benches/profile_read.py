@@ -74,19 +74,11 @@ def keys(req: fnv1.RunFunctionRequest) -> int:
 
 
 def read(req: fnv1.RunFunctionRequest) -> planning.FleetState:
-    """The fleet as a placing call reads it: the clusters, the replicas it reads (every
-    other requirement's, each once) and the rest from the clusters' ledgers."""
-    clusters = planning.encoded_items(req.required_resources[planning.CLUSTERS])
-    replicas = planning.distinct(
-        raw
-        for name in sorted(req.required_resources)
-        if name.startswith(planning.REPLICAS)
-        for raw in planning.encoded_items(req.required_resources[name])
-    )
-    exact = {c for n in req.required_resources if (c := planning.on_cluster_of(n)) is not None}
+    """The fleet as a placing call reads it (:func:`modelplane.planning.ledger_view`): the
+    clusters, the replicas it reads and the rest from the clusters' ledgers."""
     deployment = planning.read_deployment(*_deployment(req))
-    tally = planning.tallied(clusters, exact, deployment)
-    return planning.read_fleet(clusters, replicas, deployment, tally.replicas)
+    view = planning.ledger_view(req, deployment)
+    return planning.read_fleet(view.clusters, view.replicas, deployment, view.tallied.replicas)
 
 
 def _deployment(req: fnv1.RunFunctionRequest) -> tuple[Any, dict[str, Any]]:

@@ -61,7 +61,15 @@ from modelplane.planning.rolling import (
 )
 from modelplane.planning.scheduled import MESSAGE_LIMIT, cap, replicas_word, scheduled_condition
 from modelplane.planning.steady import distinct, hosting, is_steady, narrowed
-from modelplane.planning.tally import Tallied, TallyError, ledger_lines, published_ledger, tallied
+from modelplane.planning.tally import (
+    LedgerView,
+    Tallied,
+    TallyError,
+    ledger_lines,
+    ledger_view,
+    published_ledger,
+    tallied,
+)
 from modelplane.planning.wire import (
     CACHE,
     CLUSTERS,
@@ -72,6 +80,7 @@ from modelplane.planning.wire import (
     decode_request,
     deterministic_bytes,
     encoded_items,
+    fleet_items,
     on_cluster_of,
     on_cluster_requirement,
 )
@@ -91,6 +100,7 @@ __all__ = [
     "EncodedItems",
     "FleetState",
     "Item",
+    "LedgerView",
     "Memos",
     "Planned",
     "ReplicaManifest",
@@ -110,11 +120,13 @@ __all__ = [
     "deterministic_bytes",
     "distinct",
     "encoded_items",
+    "fleet_items",
     "forget",
     "hosting",
     "is_ready",
     "is_steady",
     "ledger_lines",
+    "ledger_view",
     "managed_labels",
     "narrowed",
     "object_key",

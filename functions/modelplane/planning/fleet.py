@@ -298,7 +298,11 @@ def warnings(state: FleetState, cache: CacheState | None = None) -> list[str]:
     ]
     if not problems:
         return []
-    named = "; ".join(problems[:WARNING_NAMES])
+    return [f"cannot read {len(problems)} fleet object(s): {named(problems)}"]
+
+
+def named(problems: Sequence[str]) -> str:
+    """The first :data:`WARNING_NAMES` problems, joined, and how many more there are."""
     more = len(problems) - WARNING_NAMES
     rest = f"; and {more} more" if more > 0 else ""
-    return [f"cannot read {len(problems)} fleet object(s): {named}{rest}"]
+    return "; ".join(problems[:WARNING_NAMES]) + rest

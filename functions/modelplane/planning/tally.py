@@ -38,6 +38,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
 from modelplane.domain import naming
@@ -57,9 +58,17 @@ from modelplane.planning.fields import (
     _values_of,
     object_key,
 )
-from modelplane.planning.fleet import WARNING_NAMES, _known_replicas, _read_all, _replicas
+from modelplane.planning.fleet import _known_replicas, _read_all, _replicas, named
 from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
+from modelplane.planning.steady import distinct
+from modelplane.planning.wire import (
+    CLUSTERS,
+    OWN,
+    fleet_items,
+    on_cluster_requirement,
+    read_by_label,
+)
 
 _NONE = "-"
 
@@ -103,15 +112,13 @@ class Lines:
     unreadable: list[str]
 
     def warning(self) -> str | None:
-        """One Warning naming the first :data:`WARNING_NAMES` unreadable replicas."""
+        """One Warning naming the first unreadable replicas (:func:`.fleet.named`)."""
         if not self.unreadable:
             return None
-        named = "; ".join(self.unreadable[:WARNING_NAMES])
-        more = len(self.unreadable) - WARNING_NAMES
-        rest = f"; and {more} more" if more > 0 else ""
         return (
-            f"cannot read {len(self.unreadable)} ModelReplica(s) on this cluster: {named}{rest} "
-            "(left out of status.ledger: the pools they pin are not charged)"
+            f"cannot read {len(self.unreadable)} ModelReplica(s) on this cluster: "
+            f"{named(self.unreadable)} (left out of status.ledger: the pools they pin are "
+            "not charged)"
         )
 
 
@@ -228,19 +235,19 @@ class Ledger:
     Attributes:
         cluster: The cluster's name ("" when it has none).
         replicas: What its lines stand for; None when it publishes no ledger, or one that
-            does not parse (``problem`` says why): its replicas must then be read.
+            does not read (a line that does not parse, a value that is no text): its
+            replicas must then be read.
         deployments: The ``(namespace, deployment)`` of each, once.
     """
 
     cluster: str
     replicas: tuple[ExistingReplica, ...] | None
-    problem: str = ""
     deployments: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
     def of(cls, cluster: str, replicas: tuple[ExistingReplica, ...]) -> Ledger:
         """The ledger of ``replicas``, with the deployments they are of."""
-        return cls(cluster, replicas, "", frozenset((r.namespace, r.deployment) for r in replicas))
+        return cls(cluster, replicas, frozenset((r.namespace, r.deployment) for r in replicas))
 
 
 def _read_ledger(item: Item) -> Ledger:
@@ -256,13 +263,11 @@ def _read_ledger(item: Item) -> Ledger:
         lines = []
         for value in _values_of(found):
             if value.WhichOneof("kind") != "string_value":
-                return Ledger(name, None, "status.ledger.replicas holds a value that is no text")
+                return Ledger(name, None)
             lines.append(str(value.string_value))
         return Ledger.of(name, read(name, lines))
-    except TallyError as exc:
-        return Ledger(name, None, str(exc))
-    except (ValueError, TypeError, DecodeError):
-        return Ledger(name, None, "status.ledger cannot be read")
+    except (ValueError, TypeError, DecodeError):  # TallyError among them: read its replicas
+        return Ledger(name, None)
 
 
 _ledgers: Memo[Ledger] = MEMO.add("cluster ledgers", _read_ledger, object_key)
@@ -301,3 +306,28 @@ def tallied(clusters: Sequence[Item], exact: Collection[str], deployment: Deploy
         else:
             out.extend(found.replicas)
     return Tallied(tuple(out), tuple(sorted(unpublished)))
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What a placing call holds: the selected clusters, the replicas it reads (its own,
+    and those of the clusters it holds by label), and what the other clusters' ledgers say.
+
+    Attributes:
+        exact: The clusters whose replicas it reads.
+    """
+
+    clusters: Sequence[Item]
+    replicas: list[Item]
+    tallied: Tallied
+    exact: frozenset[str]
+
+
+def ledger_view(req: fnv1.RunFunctionRequest, deployment: Deployment) -> LedgerView:
+    """The fleet a placing call holds, as it plans on it (its own replicas read once,
+    though required both as its own and as on their cluster)."""
+    exact = read_by_label(req)
+    clusters = fleet_items(req, CLUSTERS)
+    on_them = (item for c in sorted(exact) for item in fleet_items(req, on_cluster_requirement(c)))
+    replicas = distinct([*on_them, *fleet_items(req, OWN)])
+    return LedgerView(clusters, replicas, tallied(clusters, exact, deployment), exact)

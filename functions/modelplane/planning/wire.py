@@ -212,6 +212,18 @@ def encoded_items(found: fnv1.Resources) -> EncodedItems:
     return EncodedItems(found)
 
 
+def fleet_items(req: fnv1.RunFunctionRequest, name: str) -> Sequence[bytes | struct_pb2.Struct]:
+    """The fleet objects Crossplane fetched for a requirement: decoded or still encoded."""
+    found = req.required_resources.get(name) or req.extra_resources.get(name)
+    return () if found is None else encoded_items(found)
+
+
+def read_by_label(req: fnv1.RunFunctionRequest) -> frozenset[str]:
+    """The clusters whose replicas the request holds (answered by their cluster label)."""
+    names = (on_cluster_of(n) for n in (*req.required_resources, *req.extra_resources))
+    return frozenset(name for name in names if name is not None)
+
+
 def deterministic_bytes(rsp: fnv1.RunFunctionResponse) -> bytes:
     """A response's bytes, the same in every process (map entries in key order)."""
     return bytes(rsp.SerializeToString(deterministic=True))

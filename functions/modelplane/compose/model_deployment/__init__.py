@@ -62,17 +62,16 @@ from modelplane.planning import (
     REPLICAS,
     CacheState,
     FleetState,
-    Item,
     Planned,
     Rolled,
     cache_name,
     cluster_requirement,
     distinct,
-    encoded_items,
+    fleet_items,
     hosting,
     is_steady,
+    ledger_view,
     narrowed,
-    on_cluster_of,
     on_cluster_requirement,
     plan,
     plan_read,
@@ -83,7 +82,6 @@ from modelplane.planning import (
     replica_manifests,
     roll,
     surge_for,
-    tallied,
     template_hash,
     warnings,
 )
@@ -237,7 +235,7 @@ def _planned(
     if not _answered(req, OWN):
         _hold(req, rsp, "reading the deployment's ModelReplicas")
         return None
-    on = hosting(read_fleet([], _fleet(req, OWN), deployment))
+    on = hosting(read_fleet([], fleet_items(req, OWN), deployment))
     asking.require(rsp, on)
     if not _answered(req, *(cluster_requirement(c) for c in on)):
         _hold(req, rsp, "reading the InferenceClusters its replicas run on")
@@ -273,12 +271,9 @@ def _on_the_ledgers(
     the whole fleet instead.
     """
     deployment = asking.deployment
-    exact = _read_exactly(req)
-    clusters = _fleet(req, CLUSTERS)
-    tally = tallied(clusters, exact, deployment)
-    on_them = (item for c in sorted(exact) for item in _fleet(req, on_cluster_requirement(c)))
-    replicas = distinct([*on_them, *_fleet(req, OWN)])
-    planned = plan(deployment, cache, clusters, replicas, surge, tallied=tally.replicas)
+    view = ledger_view(req, deployment)
+    exact, tally = view.exact, view.tallied
+    planned = plan(deployment, cache, view.clusters, view.replicas, surge, tallied=tally.replicas)
     needed = {*on, *tally.unpublished, *(p.cluster for p in planned.placement.replicas)}
     if not needed <= exact:
         if exact - {*on, *tally.unpublished}:
@@ -292,12 +287,6 @@ def _on_the_ledgers(
     return planned
 
 
-def _read_exactly(req: fnv1.RunFunctionRequest) -> set[str]:
-    """The clusters whose replicas the call holds (by their cluster label)."""
-    names = (on_cluster_of(n) for n in (*req.required_resources, *req.extra_resources))
-    return {name for name in names if name is not None}
-
-
 def _on_the_whole_fleet(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
@@ -308,7 +297,7 @@ def _on_the_whole_fleet(
     """Plan on the whole fleet; ask for it again only if the narrow view cut out of it is
     not steady (a call holding only the narrow view would say the same)."""
     deployment = asking.deployment
-    whole = plan(deployment, cache, _fleet(req, CLUSTERS), _fleet(req, REPLICAS), surge)
+    whole = plan(deployment, cache, fleet_items(req, CLUSTERS), fleet_items(req, REPLICAS), surge)
     narrow = plan_read(deployment, cache, narrowed(whole.state), surge, narrow=True)
     asking.require(rsp, hosting(whole.state), whole=not is_steady(narrow))
     return whole
@@ -323,9 +312,9 @@ def _on_the_narrow_view(
 ) -> Planned:
     """Plan on the hosting clusters and the replicas on them, the deployment's own among
     them (each once: an own replica is answered as own and as on its cluster)."""
-    clusters = [item for c in on for item in _fleet(req, cluster_requirement(c))]
-    on_them = (item for c in on for item in _fleet(req, on_cluster_requirement(c)))
-    replicas = distinct([*on_them, *_fleet(req, OWN)])
+    clusters = [item for c in on for item in fleet_items(req, cluster_requirement(c))]
+    on_them = (item for c in on for item in fleet_items(req, on_cluster_requirement(c)))
+    replicas = distinct([*on_them, *fleet_items(req, OWN)])
     return plan(deployment, cache, clusters, replicas, surge, narrow=True)
 
 
@@ -372,12 +361,6 @@ def require(
         kit.require(
             rsp, CACHE, API_VERSION, "ModelCache", match_name=name, namespace=deployment.namespace
         )
-
-
-def _fleet(req: fnv1.RunFunctionRequest, name: str) -> Sequence[Item]:
-    """The fleet objects Crossplane fetched for a requirement: decoded or still encoded."""
-    found = req.required_resources.get(name) or req.extra_resources.get(name)
-    return () if found is None else encoded_items(found)
 
 
 def _unreadable(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, why: str) -> None:
