@@ -1,8 +1,10 @@
 """Drive ``bin/benchclient`` (tools/benchclient), the Go client that encodes as Crossplane.
 
 Crossplane builds every RunFunctionRequest anew from its cache (``structpb.NewStruct`` of
-each unstructured object) and encodes it with Go's protobuf, whose map entries come out in
-a different order on every call: the same object is never the same bytes twice. Python's
+each unstructured object, each requirement listed by namespace and name), tags it with
+the SHA-256 of its deterministic encoding (``xfn.Tag``), and encodes it with Go's
+protobuf, whose map entries come out in a different order on every call: the same
+object is never the same bytes twice. Python's
 encoder is deterministic, so a Python client sends the server bytes it has seen before and
 measures a cache Crossplane never hits. Every served figure of ``make bench`` comes from
 this client; the Python client stays for profiles only.
@@ -53,6 +55,7 @@ class GoClient:
         folder = Path(self._dir.name)
         (folder / "request.pb").write_bytes(template.SerializeToString())
         self._response = folder / "response.pb"
+        self._tag = template.meta.tag
         self._proc = subprocess.Popen(
             [
                 str(BINARY),
@@ -108,9 +111,13 @@ class GoClient:
         return out
 
     def run(self, command: str, count: int) -> Answer:
-        """Run ``new N``, ``steady N`` or ``concurrent K`` and return what it measured."""
+        """Run ``new N``, ``steady N``, ``touched N`` or ``concurrent K`` and return what it
+        measured. The last response is digested as the template's request is answered:
+        its tag (the request's, which the client computes per call as Crossplane does)
+        read as the template's."""
         found = self._command(command, count)
         rsp = fnv1.RunFunctionResponse.FromString(self._response.read_bytes())
+        rsp.meta.tag = self._tag
         digest = hashlib.sha256(rsp.SerializeToString(deterministic=True)).hexdigest()
         return Answer(found["seconds"], found["encode_seconds"], found["bytes"], digest)
 

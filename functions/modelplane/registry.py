@@ -4,7 +4,9 @@ Adding a function is adding one module under ``modelplane.compose`` and one line
 
 The runtime decodes every request with :func:`decode_request` (planning's): a
 ModelDeployment's fleet stays encoded until its reader reads it; any other request
-decodes as usual. So the runtime needs the registry alone, never planning's modules.
+decodes as usual; and names a request for the runtime's memo of responses with
+:func:`request_identity` (planning's). So the runtime needs the registry alone, never
+planning's modules.
 """
 
 from modelplane.compose import (
@@ -24,9 +26,16 @@ from modelplane.compose import (
     vultr_cluster,
 )
 from modelplane.kit import Compose
-from modelplane.planning import decode_request
+from modelplane.planning import decode_request, request_identity
 
-__all__ = ["COMPOSERS", "Compose", "decode_request", "kind_for", "names"]
+__all__ = [
+    "COMPOSERS",
+    "Compose",
+    "decode_request",
+    "kind_for",
+    "names",
+    "request_identity",
+]
 
 COMPOSERS: dict[str, Compose] = {
     "AKSCluster": aks_cluster.compose,

@@ -2,9 +2,10 @@
 // does: from objects held as unstructured maps (Crossplane's cache), each request is
 // built anew with structpb.NewStruct and encoded with Go's default protobuf marshalling,
 // whose map entries (every Struct field) come out in a different order on every call.
-// Each requirement's objects come in a new order on every call, as Crossplane lists them
-// from its informer cache (a Go map). All calls go over one gRPC connection, as
-// Crossplane's function runner sends them.
+// Each requirement's objects are listed by namespace and name, and each request is
+// tagged with the SHA-256 of its deterministic encoding, as Crossplane v2.4's
+// composition functions do (xfn.ExistingRequiredResourcesFetcher.Fetch, xfn.Tag). All
+// calls go over one gRPC connection, as Crossplane's function runner sends them.
 //
 // It reads a template request (binary RunFunctionRequest) from -request, turns every
 // Struct into a map once, then serves commands from stdin, one per line, answering one
@@ -13,6 +14,8 @@
 //	new N          N calls in a row, each with a fleet never seen (fresh uids and pod
 //	               templates on other deployments' replicas, as benches.fleets.renew)
 //	steady N       N calls in a row with the same objects (re-encoded on every call)
+//	touched N      as steady, but the composite changed before each call (its
+//	               resourceVersion: a status written), so every request has a new tag
 //	concurrent K   K calls at once (never-seen fleets) on the one connection
 //	save N         N encodings (the first as loaded, then renewed), uvarint-length
 //	               prefixed, to -response, without calling (for in-process profiles)
@@ -27,11 +30,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand"
 	"os"
 	"sort"
 	"strconv"
@@ -59,7 +63,7 @@ type fleet struct {
 	template *fnv1.RunFunctionRequest // everything but the required resources
 	required map[string][]map[string]any
 	order    []string
-	listing  *rand.Rand // the order of each listing: seeded, so every run lists alike
+	touches  int // how often the composite changed (touched)
 }
 
 func load(path string) (*fleet, error) {
@@ -71,7 +75,7 @@ func load(path string) (*fleet, error) {
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("cannot decode %s: %w", path, err)
 	}
-	f := &fleet{required: map[string][]map[string]any{}, listing: rand.New(rand.NewSource(1))}
+	f := &fleet{required: map[string][]map[string]any{}}
 	for _, name := range []string{clusters, replicas} {
 		found, ok := req.GetRequiredResources()[name]
 		if !ok {
@@ -90,9 +94,42 @@ func load(path string) (*fleet, error) {
 			}
 		}
 	}
+	for _, objs := range f.required {
+		listed(objs)
+	}
 	req.RequiredResources = nil
 	f.template = req
 	return f, nil
+}
+
+// listed orders objects as Crossplane lists a requirement: by namespace and name.
+func listed(objs []map[string]any) {
+	at := func(i int) string {
+		meta := sub(objs[i], "metadata")
+		namespace, _ := meta["namespace"].(string)
+		name, _ := meta["name"].(string)
+		return namespace + "/" + name
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return at(i) < at(j) })
+}
+
+// touch changes the composite as a status write does: a new resourceVersion.
+func (f *fleet) touch() {
+	f.touches++
+	meta := f.template.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
+	if meta != nil {
+		meta.Fields["resourceVersion"] = structpb.NewStringValue("touched-" + strconv.Itoa(f.touches))
+	}
+}
+
+// tag is xfn.Tag: the SHA-256 of the request's deterministic encoding, without its meta.
+func tag(req *fnv1.RunFunctionRequest) (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
 }
 
 // uid is benches.bench_scheduler.uid: distinct per object and per generation.
@@ -153,15 +190,15 @@ func (f *fleet) renew(generation int) {
 }
 
 // encode builds the request as Crossplane does (xfn.AsStruct: structpb.NewStruct of the
-// unstructured content) and marshals it with Go's default options.
+// unstructured content; each listing by namespace and name), tags it (xfn.Tag) and
+// marshals it with Go's default options.
 func (f *fleet) encode() ([]byte, error) {
 	req := proto.Clone(f.template).(*fnv1.RunFunctionRequest)
 	req.RequiredResources = map[string]*fnv1.Resources{}
 	for _, name := range f.order {
 		found := &fnv1.Resources{}
-		objs := f.required[name]
-		for _, at := range f.listing.Perm(len(objs)) {
-			s, err := structpb.NewStruct(objs[at])
+		for _, obj := range f.required[name] {
+			s, err := structpb.NewStruct(obj)
 			if err != nil {
 				return nil, err
 			}
@@ -169,6 +206,13 @@ func (f *fleet) encode() ([]byte, error) {
 		}
 		req.RequiredResources[name] = found
 	}
+	capabilities := req.GetMeta().GetCapabilities()
+	req.Meta = nil
+	t, err := tag(req)
+	if err != nil {
+		return nil, err
+	}
+	req.Meta = &fnv1.RequestMeta{Tag: t, Capabilities: capabilities}
 	return proto.Marshal(req)
 }
 
@@ -214,12 +258,15 @@ func (c *client) run(command string, n int) answer {
 	a := answer{Command: command}
 	fail := func(err error) answer { a.Error = err.Error(); return a }
 	switch command {
-	case "new", "steady":
+	case "new", "steady", "touched":
 		for i := 0; i < n; i++ {
 			start := time.Now()
-			if command == "new" {
+			switch command {
+			case "new":
 				c.generation++
 				c.fleet.renew(c.generation)
+			case "touched":
+				c.fleet.touch()
 			}
 			data, err := c.fleet.encode()
 			if err != nil {

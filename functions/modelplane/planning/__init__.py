@@ -31,6 +31,7 @@ from modelplane.planning.fields import (
     object_key,
 )
 from modelplane.planning.fleet import WARNING_NAMES, FleetState, read_fleet, warnings
+from modelplane.planning.identities import request_identity
 from modelplane.planning.manifests import (
     API_VERSION,
     ComposedReplica,
@@ -144,6 +145,7 @@ __all__ = [
     "replica_manifests",
     "replica_spec",
     "replicas_word",
+    "request_identity",
     "roll",
     "rolling",
     "scheduled_condition",

@@ -20,16 +20,19 @@ them, is simply not found, and read the exact way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, Generic
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
 from modelplane.planning import lazy
 from modelplane.planning.fields import _MISSING, Item, T
 from modelplane.planning.memo import Memo
-from modelplane.planning.wire import EncodedItems
+from modelplane.planning.wire import EncodedItems, encoded_items
 
 RawIdentity = tuple[bytes, bytes]
 """An object's ``metadata.uid`` and ``metadata.resourceVersion`` Values, as encoded."""
@@ -139,3 +142,77 @@ class KnownObjects(Generic[T]):
     def clear(self) -> None:
         """Forget every alias."""
         self._aliases.clear()
+
+
+def request_identity(req: fnv1.RunFunctionRequest) -> bytes | None:
+    """A digest that names everything a request holds, for a memo of responses; None when
+    it has no ``meta.tag`` (such a client is not Crossplane), or an item will not decode.
+
+    Every object is named by its ``(uid, resourceVersion)``, which the API server changes
+    with every change of its content; an object without them (a request built by hand)
+    by its deterministic encoding; everything else (the meta and its tag, the desired
+    state, the input, the context, the credentials, the required schemas, the observed
+    resources' connection details) by its deterministic encoding. Crossplane's tag is
+    a digest of the whole request, but within a reconcile's requirement loop every later
+    call keeps the first call's tag with other required resources, so the tag alone
+    does not name a request. Required resources are named in the order listed (Crossplane
+    lists them by namespace and name), a fleet's in bulk (:func:`raw_identities`).
+    """
+    if not req.meta.tag:
+        return None
+    digest = hashlib.sha256()
+    for message in (req.meta, req.desired, req.input, req.context):
+        digest.update(_framed(message.SerializeToString(deterministic=True)))
+    for messages in (req.credentials, req.required_schemas):
+        digest.update(_framed(b"%d" % len(messages)))
+        for name in sorted(messages):
+            digest.update(_framed(name.encode()))
+            digest.update(_framed(messages[name].SerializeToString(deterministic=True)))
+    digest.update(_resource_named(req.observed.composite))
+    digest.update(_framed(b"%d" % len(req.observed.resources)))
+    for name in sorted(req.observed.resources):
+        digest.update(_framed(name.encode()) + _resource_named(req.observed.resources[name]))
+    for answered in (req.required_resources, req.extra_resources):
+        digest.update(_framed(b"%d" % len(answered)))
+        for name in sorted(answered):
+            named = _items_named(encoded_items(answered[name]))
+            if named is None:
+                return None
+            digest.update(_framed(name.encode()) + _framed(b"%d" % len(named)))
+            digest.update(b"".join(named))
+    return digest.digest()
+
+
+def _items_named(items: EncodedItems) -> list[bytes] | None:
+    """Each item named by its raw identity (both Values as encoded, each after its length),
+    or, when one lacks it, each by its identity read or its deterministic encoding
+    (tagged apart); None: an item that will not decode."""
+    raws = raw_identities(items)
+    if raws is not None and all(uid and version for uid, version in raws):
+        return [b"%d:%s%d:%s" % (len(uid), uid, len(version), version) for uid, version in raws]
+    try:
+        return [_object_named(item) for item in items]
+    except DecodeError:
+        return None
+
+
+def _resource_named(found: fnv1.Resource) -> bytes:
+    """An observed resource: its object, its connection details and its readiness."""
+    details = found.connection_details
+    named = [_object_named(found.resource), _framed(b"%d:%d" % (found.ready, len(details)))]
+    named += [_framed(key.encode()) + _framed(details[key]) for key in sorted(details)]
+    return b"".join(named)
+
+
+def _object_named(item: Item) -> bytes:
+    struct = item if isinstance(item, struct_pb2.Struct) else struct_pb2.Struct.FromString(item)
+    meta = struct.fields["metadata"].struct_value.fields if "metadata" in struct.fields else {}
+    uid = meta["uid"].string_value if "uid" in meta else ""
+    version = meta["resourceVersion"].string_value if "resourceVersion" in meta else ""
+    if uid and version:
+        return b"i" + _framed(uid.encode()) + _framed(version.encode())
+    return b"c" + _framed(struct.SerializeToString(deterministic=True))
+
+
+def _framed(what: bytes) -> bytes:
+    return len(what).to_bytes(8, "big") + what
