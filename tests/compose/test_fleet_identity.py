@@ -158,6 +158,15 @@ def _every_replica_shape() -> list[Doc]:
     return named + docs  # those without identity: keyed by content
 
 
+def _distinct(doc: Doc, at: int) -> Doc:
+    """The shape under a name of its own: objects of one name are versions of one object
+    (the memo keeps the latest read), and these are distinct replicas."""
+    name = doc["metadata"].get("name")
+    if isinstance(name, str) and name:
+        doc["metadata"]["name"] = f"{name[:50]}-{at}"
+    return doc
+
+
 def _has_metadata(doc: Doc) -> bool:
     return isinstance(doc.get("metadata"), dict)
 
@@ -181,7 +190,7 @@ def test_a_fleet_reads_the_same_whether_its_replicas_were_new_or_known() -> None
     """The first call keys every replica from its deep decode (all new), the second too
     (the first found all new), the third by metadata alone (the second found none new)."""
     shapes = [d for d in _every_replica_shape() if _has_metadata(d)]
-    docs = [_identified(d, f"u-{i}", "1") for i, d in enumerate(shapes)]
+    docs = [_distinct(_identified(d, f"u-{i}", "1"), i) for i, d in enumerate(shapes)]
     own = Deployment("other-team", "llama", 1, ())
     planning.forget()
     misses = fleet_reader._replicas.misses

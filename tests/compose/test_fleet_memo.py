@@ -27,6 +27,7 @@ from modelplane.domain.scheduling.memo import PlacementMemo
 from modelplane.domain.scheduling.placement import Placement
 from modelplane.planning import clusters as cluster_reader
 from modelplane.planning import fields as fleet_fields
+from modelplane.planning import fleet as fleet_reader
 from modelplane.planning import lazy
 from modelplane.planning import memo as fleet_memo
 from modelplane.planning import replicas as replica_reader
@@ -275,6 +276,37 @@ def test_the_memo_forgets_what_the_fleet_no_longer_holds() -> None:
         assert len(memo) <= 2 * memo.limit
     memo("version-999")
     assert len(reads) == 1000  # the latest is still remembered
+
+
+def test_an_object_s_new_version_forgets_its_earlier_one() -> None:
+    """Named (``object`` before ``@``), a memo holds each object's latest version read, not
+    every version until its generation fills; a version read again stays remembered."""
+    superseded: list[str] = []
+    memo = fleet_memo.Memo(str.upper, key=lambda m: m, name=lambda read: read.split("@")[0])
+    memo.on_supersede(lambda: superseded.append("listings"))
+    for version in ("a@1", "b@1", "a@1", "a@2", "b@1"):
+        memo(version)
+    assert (len(memo), memo.misses, superseded) == (2, 3, ["listings"])
+    unnamed = fleet_memo.Memo(str.upper, key=lambda m: m)
+    for version in ("a@1", "a@2"):
+        unnamed(version)
+    assert len(unnamed) == 2
+
+
+def test_a_replica_updated_is_held_once_and_the_listings_go() -> None:
+    plain = [other_replica("llama", f"c{i}", "gpu-l4") for i in (0, 1)]
+    docs = [_identified(doc, f"u-{i}", "1") for i, doc in enumerate(plain)]
+    planning.forget()
+    for _ in range(2):
+        planning.read_fleet([], docs)
+    assert len(fleet_reader._LAST.listings) == 1  # the same replicas: one listing
+    updated = [docs[0], _identified(plain[1], "u-1", "2")]
+    state = planning.read_fleet([], updated)
+    assert len(fleet_reader._replicas) == 2  # u-1 at 1 forgotten once u-1 at 2 was read
+    assert [r.name for r in fleet_reader._LAST.listings.popitem()[1]] == [
+        r.name for r in state.fleet.replicas
+    ]
+    assert not fleet_reader._LAST.listings  # the one before, which held u-1 at 1, is gone
 
 
 # --- the last placement -------------------------------------------------------------------------

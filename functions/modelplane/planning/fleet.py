@@ -83,11 +83,27 @@ WARNING_NAMES = 3
 
 # Fleet objects are keyed by identity (object_key): one seen before costs the decode of
 # its metadata alone (lazy.Head), however Go's protobuf ordered its maps this time.
+def _cluster_named(read: tuple[FleetCluster | None, Skipped | None]) -> str | None:
+    cluster, skipped = read
+    return cluster.name if cluster is not None else _skipped_named(skipped)
+
+
+def _replica_named(read: ExistingReplica | Skipped | None) -> tuple[str, str] | str | None:
+    if isinstance(read, ExistingReplica):
+        return (read.namespace, read.name) if read.name else None
+    return _skipped_named(read)
+
+
+def _skipped_named(skipped: Skipped | None) -> str | None:
+    """What cannot be read is named as its Warning names it (None: it has no name)."""
+    return skipped.what if skipped is not None and "(unnamed)" not in skipped.what else None
+
+
 _clusters: Memo[tuple[FleetCluster | None, Skipped | None]] = MEMO.add(
-    "clusters", _cluster_or_skipped, object_key
+    "clusters", _cluster_or_skipped, object_key, _cluster_named
 )
 _replicas: Memo[ExistingReplica | Skipped | None] = MEMO.add(
-    "replicas", _replica_or_skipped, object_key
+    "replicas", _replica_or_skipped, object_key, _replica_named
 )
 # And found in bulk by the raw bytes of their uid and resourceVersion, once seen that way.
 _known_clusters = KnownObjects(_clusters)
@@ -117,11 +133,14 @@ _LAST = _LastCall()
 LISTINGS_KEPT = 4
 
 
-def _forget_listing() -> None:
+def forget_listings() -> None:
+    """Forget the last calls' listings: a replica they hold was superseded or forgotten
+    (a listing serves a fleet whose replicas are all unchanged; it would keep dead ones)."""
     _LAST.listings.clear()
 
 
-_replicas.on_clear(_forget_listing)
+_replicas.on_clear(forget_listings)
+_replicas.on_supersede(forget_listings)
 
 
 @dataclass

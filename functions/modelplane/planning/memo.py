@@ -11,7 +11,7 @@ calls with it; nothing else needs to, as every entry is exact for its key).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, cast
 
 from modelplane.domain.scheduling.memo import PlacementMemo
@@ -33,19 +33,32 @@ class Memo(Generic[T]):
     it is full it becomes the old one (and the old one is dropped), and an old entry used
     again moves back to the young one. So what a fleet no longer holds (earlier
     resourceVersions, deleted objects) goes after at most two generations, and what every
-    call reads stays. A generation holds at least :data:`MEMO_LIMIT` entries and at least
+    call reads stays. A memo given ``name`` (an object's name, from what it reads as)
+    forgets an object's earlier version (another key, the same name) as soon as it reads
+    a new one: the API server holds one version of an object, so the earlier one is dead,
+    and a fleet that changes all over (a restart of every cluster's publisher, a
+    benchmark's fleet never seen) is held once, not once per change until the
+    generation fills. A generation holds at least :data:`MEMO_LIMIT` entries and at least
     one call's worth (:meth:`expect`), so a fleet of any size is read once, not every call.
     """
 
-    def __init__(self, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key) -> None:
+    def __init__(
+        self,
+        read: Callable[[Any], T],
+        key: Callable[[Any], Any] = content_key,
+        name: Callable[[T], Hashable | None] | None = None,
+    ) -> None:
         self._read = read
         self._key = key
+        self._name = name
+        self._names: dict[Hashable, Any] = {}  # each object's latest key, this generation
         self.limit = MEMO_LIMIT
         self._young: dict[Any, T] = {}
         self._old: dict[Any, T] = {}
         self.misses = 0
         """How many reads were not remembered, ever: a caller's share of new objects."""
         self._cleared: list[Callable[[], None]] = []
+        self._superseded: list[Callable[[], None]] = []
         self.last_key: Any = None
         """The key of the last read (calls of several threads may interleave: a caller
         that aliases it (:mod:`.identities`) may miss one, never mistake it)."""
@@ -70,10 +83,25 @@ class Memo(Generic[T]):
             if found is _MISSING:
                 self.misses += 1
                 found = read(message)
+                self._supersede(key, found)
             if len(self._young) >= self.limit:
                 self._old, self._young = self._young, {}
+                self._names = {}
             self._young[key] = cast("T", found)
         return cast("T", found)
+
+    def _supersede(self, key: Any, found: Any) -> None:
+        """Forget the entry of the object's earlier version, if it is remembered."""
+        name = None if self._name is None else self._name(found)
+        if name is None:
+            return
+        earlier = self._names.get(name)
+        if earlier is not None and earlier != key:
+            self._young.pop(earlier, None)
+            self._old.pop(earlier, None)
+            for forget in self._superseded:
+                forget()
+        self._names[name] = key
 
     def peek(self, keys: list[Any]) -> list[Any]:
         """What each key's message reads as if remembered in the young generation, else
@@ -90,12 +118,18 @@ class Memo(Generic[T]):
         """Forget everything (tests and benchmarks measure cold calls with it)."""
         self._young.clear()
         self._old.clear()
+        self._names.clear()
         for forget in self._cleared:
             forget()
 
     def on_clear(self, forget: Callable[[], None]) -> None:
         """Call ``forget`` whenever this memo is cleared (what is derived from it goes too)."""
         self._cleared.append(forget)
+
+    def on_supersede(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever an object's earlier version is forgotten (what holds
+        the earlier version goes too)."""
+        self._superseded.append(forget)
 
 
 class Memos:
@@ -120,13 +154,18 @@ class Memos:
         self.narrow_surged = PlacementMemo()
 
     def add(
-        self, name: str, read: Callable[[Any], T], key: Callable[[Any], Any] = content_key
+        self,
+        name: str,
+        read: Callable[[Any], T],
+        key: Callable[[Any], Any] = content_key,
+        object_name: Callable[[T], Hashable | None] | None = None,
     ) -> Memo[T]:
-        """A new memo of ``read`` keyed by ``key``, owned (and reset) by this object."""
+        """A new memo of ``read`` keyed by ``key``, owned (and reset) by this object
+        (``object_name``: see :class:`Memo`'s ``name``)."""
         if name in self._memos:
             msg = f"a memo named {name!r} exists already"
             raise ValueError(msg)
-        memo: Memo[T] = Memo(read, key)
+        memo: Memo[T] = Memo(read, key, object_name)
         self._memos[name] = memo
         return memo
 

@@ -58,7 +58,7 @@ from modelplane.planning.fields import (
     _values_of,
     object_key,
 )
-from modelplane.planning.fleet import _known_replicas, _read_all, _replicas, named
+from modelplane.planning.fleet import _known_replicas, _read_all, _replicas, forget_listings, named
 from modelplane.planning.identities import KnownObjects
 from modelplane.planning.memo import MEMO, Memo
 from modelplane.planning.steady import distinct
@@ -270,7 +270,10 @@ def _read_ledger(item: Item) -> Ledger:
         return Ledger(name, None)
 
 
-_ledgers: Memo[Ledger] = MEMO.add("cluster ledgers", _read_ledger, object_key)
+_ledgers: Memo[Ledger] = MEMO.add(
+    "cluster ledgers", _read_ledger, object_key, lambda ledger: ledger.cluster or None
+)
+_ledgers.on_supersede(forget_listings)  # a listing holds the replicas of its lines
 _known_ledgers = KnownObjects(_ledgers)  # found in bulk by raw identity, as fleet objects are
 
 
