@@ -1,6 +1,7 @@
 """The one place that maps a composite resource's kind to the function that composes it.
 
-Adding a function is adding one module under ``modelplane.compose`` and one line here.
+Adding a function is adding one module under ``modelplane.compose``, one line here and
+its kind in :data:`modelplane.kinds.KINDS` (the command line's list; checked here).
 
 The runtime decodes every request with :func:`decode_request` (planning's): a
 ModelDeployment's fleet stays encoded until its reader reads it; any other request
@@ -25,6 +26,7 @@ from modelplane.compose import (
     serving_stack,
     vultr_cluster,
 )
+from modelplane.kinds import KINDS, kind_for, names
 from modelplane.kit import Compose
 from modelplane.planning import decode_request, request_identity
 
@@ -54,21 +56,7 @@ COMPOSERS: dict[str, Compose] = {
     "VultrCluster": vultr_cluster.compose,
 }
 
-
-def names() -> list[str]:
-    """Return the function names this package serves, one per composite kind.
-
-    Returns:
-        Lower-case kind names, sorted, e.g. ``["inferenceclass", ...]``.
-    """
-    return sorted(kind.lower() for kind in COMPOSERS)
-
-
-def kind_for(name: str) -> str | None:
-    """Return the composite kind a function name serves, or None if it serves none.
-
-    Args:
-        name: A function name as given on the command line, e.g. ``inferenceclass``.
-    """
-    wanted = name.lower().removeprefix("modelplane-function-")
-    return next((kind for kind in COMPOSERS if kind.lower() == wanted), None)
+if set(COMPOSERS) != set(KINDS):  # one kind added in one place and not the other
+    _differ = sorted(set(COMPOSERS) ^ set(KINDS))
+    _msg = f"modelplane.kinds.KINDS and the registry differ on {', '.join(_differ)}"
+    raise ImportError(_msg)

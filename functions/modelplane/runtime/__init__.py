@@ -26,28 +26,55 @@ A ModelDeployment call's path to its composer, with workers (the default):
 ``dispatch.run`` -> ``registry.COMPOSERS["ModelDeployment"]``. In the serving process
 (``--workers 1``): ``registry.decode_request`` (the deserializer) ->
 ``runner.FunctionRunner.RunFunction`` -> ``dispatch.run`` -> the composer.
+
+The serving process of a pool only moves bytes: importing this door imports neither the
+functions nor the CEL engine (``select`` reads the kinds from :mod:`modelplane.kinds`);
+the names that compose (``run``, ``FunctionRunner``, the dispatch helpers) are imported
+when first used.
 """
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from modelplane.runtime import callstats
 from modelplane.runtime.command import cli, default_workers, select
-from modelplane.runtime.dispatch import (
-    DEADLINE_MESSAGE,
-    deadline_of,
-    failed_in,
-    identify,
-    invalid_message,
-    run,
-    serialize_response,
-)
 from modelplane.runtime.errors import CrashLoopError, PoolError, StartupError
 from modelplane.runtime.limits import KUBERNETES_MAX_JSON_DEPTH, allow_deep_messages
 from modelplane.runtime.pool import WORKER_DIED_MESSAGE, ComputePool
-from modelplane.runtime.runner import FunctionRunner
+from modelplane.runtime.protocol import DEADLINE_MESSAGE, SHARED_REQUEST_BYTES, deadline_of
 from modelplane.runtime.services import add_function_runner, add_services
 from modelplane.runtime.serving import serve, serve_workers
 from modelplane.runtime.tls import load_credentials
 from modelplane.runtime.verdicts import DiskVerdicts, private_folder
-from modelplane.runtime.worker import SHARED_REQUEST_BYTES
+
+if TYPE_CHECKING:
+    from modelplane.runtime.dispatch import (
+        failed_in,
+        identify,
+        invalid_message,
+        run,
+        serialize_response,
+    )
+    from modelplane.runtime.runner import FunctionRunner
+
+_COMPOSING = {
+    "FunctionRunner": "modelplane.runtime.runner",
+    "failed_in": "modelplane.runtime.dispatch",
+    "identify": "modelplane.runtime.dispatch",
+    "invalid_message": "modelplane.runtime.dispatch",
+    "run": "modelplane.runtime.dispatch",
+    "serialize_response": "modelplane.runtime.dispatch",
+}
+"""The door's names that import the functions, each imported when first asked for."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _COMPOSING.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    return getattr(import_module(module), name)
+
 
 __all__ = [
     "DEADLINE_MESSAGE",

@@ -21,15 +21,15 @@ import functools
 import os
 import re
 import sys
+from typing import Any
 
 import click
 from crossplane.function import logging
 
-from modelplane import registry
+from modelplane import kinds
 from modelplane.runtime import limits
 from modelplane.runtime.address import listen_address, one_line
 from modelplane.runtime.errors import CrashLoopError, StartupError
-from modelplane.runtime.runner import FunctionRunner
 from modelplane.runtime.serving import serve, serve_workers
 from modelplane.runtime.tls import load_credentials
 
@@ -86,7 +86,7 @@ def cli(
     FUNCTIONS are kind names such as ``inferenceclass`` or ``modeldeployment``
     (a ``modelplane-function-`` prefix is accepted), or ``all``.
     """
-    composers = select(functions)
+    served = select(functions)
     logging.configure(logging.Level.DEBUG if debug else logging.Level.INFO)
     if not insecure and not tls_certs_dir:
         msg = "give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or --insecure"
@@ -97,19 +97,16 @@ def cli(
     ]
     count = workers or default_workers()
     address = listen_address(address)
-    started = functools.partial(
-        log_start, address, tls=not insecure, workers=count, kinds=sorted(composers)
-    )
+    started = functools.partial(log_start, address, tls=not insecure, workers=count, kinds=served)
     # Before any thread starts; the SDK's serve has no say over the allocator.
     limits.reuse_request_memory()
     try:
         creds = None if insecure else load_credentials(tls_certs_dir or "")
         if count == 1:
-            runner = FunctionRunner(composers)
-            serve(runner, address, creds=creds, options=options, started=started)
+            serve(_in_process(served), address, creds=creds, options=options, started=started)
         else:
             serve_workers(
-                composers,
+                served,
                 address,
                 creds=creds,
                 options=options,
@@ -147,20 +144,29 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def select(functions: tuple[str, ...]) -> dict[str, registry.Compose]:
-    """Resolve function names to the composers to serve.
+def select(functions: tuple[str, ...]) -> list[str]:
+    """Resolve function names to the kinds to serve, sorted.
 
     Raises:
         click.BadParameter: a name that is no Modelplane function.
     """
     if not functions or "all" in functions:
-        return dict(registry.COMPOSERS)
-    chosen = {}
+        return sorted(kinds.KINDS)
+    chosen = set()
     for name in functions:
-        kind = registry.kind_for(name)
+        kind = kinds.kind_for(name)
         if kind is None:
-            known = ", ".join(registry.names())
+            known = ", ".join(kinds.names())
             msg = f"unknown function {name!r}; known: {known}, all"
             raise click.BadParameter(msg, param_hint="FUNCTIONS")
-        chosen[kind] = registry.COMPOSERS[kind]
-    return chosen
+        chosen.add(kind)
+    return sorted(chosen)
+
+
+def _in_process(served: list[str]) -> Any:
+    """A runner composing ``served`` in this process (``--workers 1``): the one case where
+    the serving process imports the functions."""
+    from modelplane import registry  # noqa: PLC0415
+    from modelplane.runtime.runner import FunctionRunner  # noqa: PLC0415
+
+    return FunctionRunner({kind: registry.COMPOSERS[kind] for kind in served})

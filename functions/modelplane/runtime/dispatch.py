@@ -13,14 +13,11 @@ budget is spent: before and after composing, and at every selector evaluation lo
 from __future__ import annotations
 
 import contextlib
-import math
-import time
 import traceback
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
-import grpc
 import pydantic
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -31,8 +28,18 @@ from modelplane.domain import dra as cel
 # The runtime's only names from the kit (one block, so the kit can move under it).
 from modelplane.kit import summarize
 from modelplane.registry import Compose
+from modelplane.runtime.protocol import DEADLINE_MESSAGE, deadline_of
 
-DEADLINE_MESSAGE = "the call's deadline passed before the function finished; nothing was composed"
+__all__ = [
+    "DEADLINE_MESSAGE",
+    "deadline_of",
+    "failed_in",
+    "identify",
+    "invalid_message",
+    "run",
+    "serialize_response",
+]
+
 
 _RECURSION_FRAMES = 12
 
@@ -158,9 +165,3 @@ def serialize_response(rsp: Any) -> bytes:
     meaning, across restarts; sorted, it is byte for byte the same.
     """
     return bytes(rsp.SerializeToString(deterministic=True))
-
-
-def deadline_of(context: grpc.aio.ServicerContext | None) -> float:
-    """The call's deadline as a :func:`time.monotonic` instant (infinity: none)."""
-    remaining = context.time_remaining() if context is not None else None
-    return math.inf if remaining is None else time.monotonic() + remaining

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import grpc
 
-from modelplane.runtime import heap, worker
-from modelplane.runtime.dispatch import DEADLINE_MESSAGE, deadline_of
+from modelplane.runtime import heap, protocol
 from modelplane.runtime.errors import PoolError
+from modelplane.runtime.protocol import DEADLINE_MESSAGE, deadline_of
 
 WORKER_STARTUP_SECONDS = 120.0
 """How long a compute process may take to start (a loaded machine is slow)."""
@@ -90,7 +90,7 @@ class ComputePool:
         self.verdicts = verdicts
         self.debug = debug
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload([worker.__name__, "modelplane.registry"])
+        self._context.set_forkserver_preload([protocol.WORKER, "modelplane.registry"])
         self._slots: list[_Slot] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -145,7 +145,7 @@ class ComputePool:
             )
             kind, payload = await waiter
         except asyncio.CancelledError:
-            self._senders.submit(slot.send, (call_id, 0.0, worker.CANCEL))
+            self._senders.submit(slot.send, (call_id, 0.0, protocol.CANCEL))
             raise
         finally:
             slot.waiting.pop(call_id, None)
@@ -170,7 +170,7 @@ class ComputePool:
             self._closing = True
             slots, self._slots = self._slots, []
         for slot in slots:
-            slot.send(worker.STOP)
+            slot.send(protocol.STOP)
         for slot in slots:
             if _reap(slot.process, WORKER_STOP_SECONDS) is None:
                 slot.process.kill()
@@ -187,7 +187,7 @@ class ComputePool:
         ours, theirs = self._context.Pipe(duplex=True)
         args = (self.kinds, theirs, self.verdicts, self.debug)
         process = self._context.Process(
-            target=worker.compute_main, args=args, name="modelplane-worker"
+            target=protocol.compute_main, args=args, name="modelplane-worker"
         )
         _start(process)
         theirs.close()
@@ -199,7 +199,7 @@ class ComputePool:
             said = ours.recv()
         except (EOFError, OSError):
             said = None
-        if said != worker.READY:
+        if said != protocol.READY:
             code = _reap(process)
             msg = str(said) if said else f"a worker process {_exit_reason(code)}"
             raise PoolError(msg)
@@ -214,7 +214,7 @@ class ComputePool:
             if joined:
                 self._slots.append(slot)
         if not joined:
-            slot.send(worker.STOP)
+            slot.send(protocol.STOP)
             return
         reader = threading.Thread(target=self._read, args=(slot,), daemon=True, name="results")
         reader.start()
@@ -226,7 +226,7 @@ class ComputePool:
                 call_id, kind, payload = slot.conn.recv()
             except (EOFError, OSError):
                 break
-            if kind == worker.COMPOSING:  # the worker decoded the call: which composite it is
+            if kind == protocol.COMPOSING:  # the worker decoded the call: which composite it is
                 slot.composing[call_id] = payload.decode(errors="replace")
                 continue
             slot.composing.pop(call_id, None)
@@ -325,7 +325,7 @@ class _Slot:
         """Send one call (or a cancellation) to the worker; a dead worker is noticed by
         the reader, which fails the call.
 
-        A large request goes as a memory file (:data:`~modelplane.runtime.worker.SHARED_REQUEST_BYTES`): the message
+        A large request goes as a memory file (:data:`~modelplane.runtime.protocol.SHARED_REQUEST_BYTES`): the message
         carries its size in place of the bytes, and the file's descriptor follows it.
         """
         call_id, deadline, data = message
@@ -347,7 +347,7 @@ class _Slot:
 
 def _memory_file(data: bytes) -> int | None:
     """A memory file holding ``data`` when it is large (Linux), else None (send it inline)."""
-    if len(data) < worker.SHARED_REQUEST_BYTES or not hasattr(os, "memfd_create"):
+    if len(data) < protocol.SHARED_REQUEST_BYTES or not hasattr(os, "memfd_create"):
         return None
     try:
         fd = os.memfd_create("modelplane-request", os.MFD_CLOEXEC)

@@ -18,8 +18,6 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from grpc_reflection.v1alpha import reflection
 
-from modelplane import registry
-from modelplane.runtime.dispatch import serialize_response
 from modelplane.runtime.pool import ComputePool
 
 V1, V1BETA1 = (
@@ -40,6 +38,8 @@ def add_services(grpc_server: grpc.aio.Server, runner: Runner) -> None:
         for service in (V1, V1BETA1):
             _add(grpc_server, service, raw)
     else:
+        from modelplane.runtime.dispatch import serialize_response  # noqa: PLC0415  # composes here
+
         add_function_runner(runner, grpc_server)
         beta = runtime.BetaFunctionRunner(wrapped=runner)
         handler = grpc.unary_unary_rpc_method_handler(
@@ -55,6 +55,9 @@ def add_function_runner(servicer: Any, server: Any) -> None:
     """Register a v1 FunctionRunnerService as the SDK's generated code does, decoding
     requests with ``registry.decode_request`` (a drop-in for
     ``add_FunctionRunnerServiceServicer_to_server``, for a sync or an asyncio server)."""
+    from modelplane import registry  # noqa: PLC0415  # a pool's serving process never decodes
+    from modelplane.runtime.dispatch import serialize_response  # noqa: PLC0415
+
     handler = grpc.unary_unary_rpc_method_handler(
         servicer.RunFunction,
         request_deserializer=registry.decode_request,

@@ -15,13 +15,12 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import grpc
 from crossplane.function import runtime
 
-from modelplane import registry
 from modelplane.runtime import limits, verdicts
 from modelplane.runtime.address import bind, check_port
 from modelplane.runtime.errors import CrashLoopError, PoolError, StartupError
@@ -152,7 +151,7 @@ class _Stopper:
 
 
 def serve_workers(
-    composers: Mapping[str, registry.Compose],
+    kinds: Sequence[str],
     address: str,
     *,
     creds: grpc.ServerCredentials | None,
@@ -174,7 +173,7 @@ def serve_workers(
     check_port(address)
     # Removed by this process only (a TemporaryDirectory's finalizer could run elsewhere).
     folder = verdicts.private_folder("modelplane-verdicts-")
-    pool = ComputePool(sorted(composers), workers, verdicts=folder, debug=debug)
+    pool = ComputePool(sorted(kinds), workers, verdicts=folder, debug=debug)
     try:
         try:
             pool.start()

@@ -13,8 +13,10 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from modelplane.domain import dra as cel
+if TYPE_CHECKING:  # the serving process makes the folder and never evaluates: no CEL there
+    from modelplane.domain import dra as cel
 
 
 class DiskVerdicts:
@@ -49,7 +51,9 @@ class DiskVerdicts:
         if not isinstance(matched, bool) or not isinstance(error, (str, type(None))):
             return None
         cost, work = data.get("cost"), data.get("work")
-        return cel.Verdict(
+        from modelplane.domain.dra import Verdict  # noqa: PLC0415  # workers only
+
+        return Verdict(
             matched,
             error,
             cost if isinstance(cost, int) else None,

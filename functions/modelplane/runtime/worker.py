@@ -1,15 +1,8 @@
 """A worker process: decode the calls that arrive on its pipe, compose them, send back bytes.
 
 The SDK composes in the serving process only; workers are ours so that N calls compute
-on N cores (see :mod:`modelplane.runtime.pool`, which starts them). The pipe protocol,
-both ways, is a tuple per message:
-
-- to the worker: ``(call_id, deadline, request)``, ``request`` the call's bytes, or
-  their size when they follow as a memory file (:data:`SHARED_REQUEST_BYTES`), or
-  :data:`CANCEL`; :data:`STOP` asks the worker to stop;
-- from the worker: :data:`READY` once, then ``(call_id, kind, payload)``: the
-  composite a call is for (:data:`COMPOSING`), then its outcome (``ok`` with the
-  response's bytes, ``cancelled``, ``unreadable`` with why).
+on N cores (see :mod:`modelplane.runtime.pool`, which starts them). The pipe protocol
+is :mod:`.protocol`'s.
 """
 
 from __future__ import annotations
@@ -36,19 +29,9 @@ from modelplane import registry
 from modelplane.domain import dra as cel
 from modelplane.runtime import callstats, dispatch, heap, limits
 from modelplane.runtime.answers import Answers
+from modelplane.runtime.protocol import CANCEL, COMPOSING, READY, STOP
 from modelplane.runtime.verdicts import DiskVerdicts
 
-SHARED_REQUEST_BYTES = 1024 * 1024
-"""A request at least this large reaches its worker as a memory file (Linux's memfd)
-passed over the pipe, not through it: copying 112 MiB through the pipe (pickled, in
-64 KiB turns) took ~290 ms, writing it to a memory file ~45 ms, and the worker decodes
-from the file's pages without a copy of its own."""
-READY = "ready"
-COMPOSING = "composing"
-CANCEL = None
-STOP = (0, 0.0, None)
-"""Call ids start at 1: this message asks a worker to stop. (Closing the pipe would not
-reach it while a reader thread in the server is blocked on the pipe.)"""
 COMPOSITE_CHARS = 600
 """A composite in a log line: its kind and a name of Kubernetes' longest (253 + 63)."""
 
