@@ -174,14 +174,16 @@ def _replica(cluster: str, text: str) -> ExistingReplica:
     namespace, name, deployment, index, created, *rest = text.split(" ", 5)
     if not name:
         raise ValueError(text)
+    # Positional (namespace, deployment, cluster, index, engines, name, created): a line
+    # per replica of the fleet, and keywords cost a third more.
     return ExistingReplica(
-        namespace="" if namespace == _NONE else namespace,
-        deployment="" if deployment == _NONE else deployment,
-        cluster=cluster,
-        index=int(index),
-        engines=_engines(rest[0]) if rest else (),
-        name=name,
-        created="" if created == _NONE else created,
+        "" if namespace == _NONE else namespace,
+        "" if deployment == _NONE else deployment,
+        cluster,
+        int(index),
+        _engines(rest[0]) if rest else (),
+        name,
+        "" if created == _NONE else created,
     )
 
 

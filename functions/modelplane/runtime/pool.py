@@ -224,6 +224,8 @@ class ComputePool:
         while True:
             try:
                 call_id, kind, payload = slot.conn.recv()
+                if payload == protocol.INLINE:  # its bytes follow as they are
+                    payload = slot.conn.recv_bytes()
             except (EOFError, OSError):
                 break
             if kind == protocol.COMPOSING:  # the worker decoded the call: which composite it is
@@ -325,17 +327,25 @@ class _Slot:
         """Send one call (or a cancellation) to the worker; a dead worker is noticed by
         the reader, which fails the call.
 
-        A large request goes as a memory file (:data:`~modelplane.runtime.protocol.SHARED_REQUEST_BYTES`): the message
-        carries its size in place of the bytes, and the file's descriptor follows it.
+        A large request goes as a memory file
+        (:data:`~modelplane.runtime.protocol.SHARED_REQUEST_BYTES`): the message carries
+        its size in place of the bytes, and the file's descriptor follows it; a smaller
+        one's bytes follow the message (:data:`~modelplane.runtime.protocol.INLINE`).
         """
         call_id, deadline, data = message
         shared = _memory_file(data) if data is not None else None
         try:
             with self._send_lock, contextlib.suppress(OSError, ValueError):
-                if shared is None:
+                if data is None:
                     self.conn.send(message)
                     return
-                self.conn.send((call_id, deadline, len(data or b"")))
+                if shared is None:
+                    # The bytes follow as they are: pickled in the tuple, they were
+                    # copied twice more (~0.7 ms of CPU a MiB, both ends together).
+                    self.conn.send((call_id, deadline, protocol.INLINE))
+                    self.conn.send_bytes(data)
+                    return
+                self.conn.send((call_id, deadline, len(data)))
                 reduction.send_handle(self.conn, shared, self.process.pid or 0)
         finally:
             if shared is not None:

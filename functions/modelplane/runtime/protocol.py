@@ -5,12 +5,14 @@ functions (:mod:`.worker` composes, and imports them): a lighter serving process
 memory is gRPC's and the requests' alone. The pipe protocol, both ways, is a tuple per
 message:
 
-- to the worker: ``(call_id, deadline, request)``, ``request`` the call's bytes, or
-  their size when they follow as a memory file (:data:`SHARED_REQUEST_BYTES`), or
-  :data:`CANCEL`; :data:`STOP` asks the worker to stop;
+- to the worker: ``(call_id, deadline, request)``, ``request`` :data:`INLINE` when
+  the call's bytes follow as one message of bytes, or their size when they follow as a
+  memory file (:data:`SHARED_REQUEST_BYTES`), or :data:`CANCEL`; :data:`STOP` asks the
+  worker to stop;
 - from the worker: :data:`READY` once, then ``(call_id, kind, payload)``: the
   composite a call is for (:data:`COMPOSING`), then its outcome (``ok`` with the
-  response's bytes, ``cancelled``, ``unreadable`` with why).
+  response's bytes, ``cancelled``, ``unreadable`` with why); a payload that is not
+  empty is :data:`INLINE`, its bytes following as one message of bytes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ SHARED_REQUEST_BYTES = 1024 * 1024
 passed over the pipe, not through it: copying 112 MiB through the pipe (pickled, in
 64 KiB turns) took ~290 ms, writing it to a memory file ~45 ms, and the worker decodes
 from the file's pages without a copy of its own."""
+INLINE = "inline"
 READY = "ready"
 COMPOSING = "composing"
 CANCEL = None

@@ -29,7 +29,7 @@ from modelplane import registry
 from modelplane.domain import dra as cel
 from modelplane.runtime import callstats, dispatch, heap, limits
 from modelplane.runtime.answers import Answers
-from modelplane.runtime.protocol import CANCEL, COMPOSING, READY, STOP
+from modelplane.runtime.protocol import CANCEL, COMPOSING, INLINE, READY, STOP
 from modelplane.runtime.verdicts import DiskVerdicts
 
 COMPOSITE_CHARS = 600
@@ -76,7 +76,10 @@ class Worker:
         while True:
             try:
                 call_id, deadline, data = self.conn.recv()
-                # A large request's bytes are in a memory file, whose descriptor follows.
+                # A request's bytes follow; a large one's are in a memory file, whose
+                # descriptor follows.
+                if data == INLINE:
+                    data = self.conn.recv_bytes()
                 fd = reduction.recv_handle(self.conn) if isinstance(data, int) else None
             except (EOFError, OSError, RuntimeError):  # RuntimeError: the descriptor never came
                 break
@@ -156,8 +159,15 @@ class Worker:
         return data
 
     def _send(self, message: tuple[Any, ...]) -> None:
+        """Send a message to the server; an outcome's bytes follow it as they are
+        (:data:`INLINE`: not copied into a pickle and out of it)."""
+        call_id, kind, payload = message
         with self.lock, contextlib.suppress(OSError, ValueError):  # the server went away
-            self.conn.send(message)
+            if not payload:
+                self.conn.send(message)
+                return
+            self.conn.send((call_id, kind, INLINE))
+            self.conn.send_bytes(payload)
 
 
 class _UnreadableError(Exception):
