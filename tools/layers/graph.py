@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit", ("modelplane.kit", "modelplane.compose._kit")),
     ("planning", ("modelplane.planning", "modelplane.compose.model_deployment.")),
     ("adapters", ("modelplane.compose",)),
-    ("registry", ("modelplane.registry",)),
+    ("registry", ("modelplane.registry", "modelplane.kinds")),
     ("runtime", ("modelplane.runtime", "modelplane.server", "modelplane.main")),
     (
         "edges",
