@@ -9,6 +9,10 @@ byte for byte), so the response to a request named as an earlier one
 resourceVersion)``, the rest by its deterministic encoding) is the one computed then:
 given back as it was sent, without composing it or encoding it again.
 
+An object named by its ``(uid, resourceVersion)`` is taken to hold what the API server
+holds under them, as it does for every object Crossplane reads; a request built by hand
+(``crossplane render``, a test) carries no tag, and is never answered from here.
+
 Naming a request reads the identity of every object it holds, so only requests whose
 tag was seen before are named (Crossplane tags a request with a digest of it: a fleet
 never seen does not pay for naming). A response with a Fatal result is not kept (a failure may come from the call, not the
