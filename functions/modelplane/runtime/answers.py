@@ -10,8 +10,9 @@ resourceVersion)``, the rest by its deterministic encoding) is the one computed 
 given back as it was sent, without composing it or encoding it again.
 
 An object named by its ``(uid, resourceVersion)`` is taken to hold what the API server
-holds under them, as it does for every object Crossplane reads; a request built by hand
-(``crossplane render``, a test) carries no tag, and is never answered from here.
+holds under them, as it does for every object Crossplane reads (``crossplane render``,
+whose objects come from files, sends no tag, so its requests are never answered from
+here).
 
 Naming a request reads the identity of every object it holds, so only requests whose
 tag was seen before are named (Crossplane tags a request with a digest of it: a fleet
