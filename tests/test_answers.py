@@ -177,6 +177,17 @@ def test_a_tag_is_named_only_once_seen_before() -> None:
     assert kept.name(req) == planning.request_identity(req)
 
 
+def test_a_request_that_cannot_be_named_is_composed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unnameable(req: fnv1.RunFunctionRequest) -> bytes:
+        raise RecursionError
+
+    monkeypatch.setattr(registry, "request_identity", unnameable)
+    worker = _worker()
+    data = _wire(_xr(), _fleet(), 0)
+    assert [_answered(worker, data) for _ in range(3)] == [_composed(data)] * 3
+    assert worker.answers.hits == 0
+
+
 def test_what_is_kept_is_recalled_and_a_fatal_response_is_not_kept() -> None:
     kept: Answers[str] = Answers()
     kept.keep(b"a", _response(fnv1.SEVERITY_NORMAL), "answer a", 8)

@@ -66,7 +66,12 @@ class Answers(Generic[V]):
             self._tags.move_to_end(tag)
             if len(self._tags) > TAGS:
                 self._tags.popitem(last=False)
-        return registry.request_identity(req) if seen else None
+        if not seen:
+            return None
+        try:
+            return registry.request_identity(req)
+        except Exception:  # naming only saves work: a request it cannot name is composed
+            return None
 
     def recall(self, name: bytes | None) -> V | None:
         """The response kept for a request of this name, if any."""
