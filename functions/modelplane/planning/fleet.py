@@ -81,8 +81,6 @@ from modelplane.planning.replicas import _replica_or_skipped, read_keyed_by_deco
 WARNING_NAMES = 3
 
 
-# Fleet objects are keyed by identity (object_key): one seen before costs the decode of
-# its metadata alone (lazy.Head), however Go's protobuf ordered its maps this time.
 def _cluster_named(read: tuple[FleetCluster | None, Skipped | None]) -> str | None:
     cluster, skipped = read
     return cluster.name if cluster is not None else _skipped_named(skipped)
@@ -99,6 +97,10 @@ def _skipped_named(skipped: Skipped | None) -> str | None:
     return skipped.what if skipped is not None and "(unnamed)" not in skipped.what else None
 
 
+# Fleet objects are keyed by identity (object_key): one seen before costs the decode of
+# its metadata alone (lazy.Head), however Go's protobuf ordered its maps this time.
+# Named (the cluster's name, the replica's namespace and name), a new version of an
+# object takes the place of its earlier one.
 _clusters: Memo[tuple[FleetCluster | None, Skipped | None]] = MEMO.add(
     "clusters", _cluster_or_skipped, object_key, _cluster_named
 )
