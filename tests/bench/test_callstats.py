@@ -70,6 +70,11 @@ class _Pipe:
     def send(self, message: Any) -> None:
         self.sent.append(message)
 
+    def send_bytes(self, data: bytes) -> None:
+        """The payload that follows a message (``protocol.INLINE``), put back in it."""
+        call_id, kind, _ = self.sent[-1]
+        self.sent[-1] = (call_id, kind, bytes(data))
+
 
 def test_a_worker_counts_the_request_bytes_it_composed(
     fresh: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
