@@ -30,7 +30,7 @@ from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
 from modelplane.planning import lazy
-from modelplane.planning.fields import _MISSING, Item, T
+from modelplane.planning.fields import _MISSING, Item, T, object_key
 from modelplane.planning.memo import Memo
 from modelplane.planning.wire import EncodedItems, encoded_items
 
@@ -185,8 +185,8 @@ def request_identity(req: fnv1.RunFunctionRequest) -> bytes | None:
 
 def _items_named(items: EncodedItems) -> list[bytes] | None:
     """Each item named by its raw identity (both Values as encoded, each after its length),
-    or, when one lacks it, each by its identity read or its deterministic encoding
-    (tagged apart); None: an item that will not decode."""
+    or, when one lacks it, each as :func:`_object_named`; None: an item that will not
+    decode."""
     raws = raw_identities(items)
     if raws is not None and all(uid and version for uid, version in raws):
         return [b"%d:%s%d:%s" % (len(uid), uid, len(version), version) for uid, version in raws]
@@ -205,13 +205,12 @@ def _resource_named(found: fnv1.Resource) -> bytes:
 
 
 def _object_named(item: Item) -> bytes:
+    """An object by the fleet memo's key (:func:`.fields.object_key`): its identity, else
+    its content's digest. Decoded first, so content is named the same in any map order
+    (the key of an encoding without identity digests its bytes); raises DecodeError."""
     struct = item if isinstance(item, struct_pb2.Struct) else struct_pb2.Struct.FromString(item)
-    meta = struct.fields["metadata"].struct_value.fields if "metadata" in struct.fields else {}
-    uid = meta["uid"].string_value if "uid" in meta else ""
-    version = meta["resourceVersion"].string_value if "resourceVersion" in meta else ""
-    if uid and version:
-        return b"i" + _framed(uid.encode()) + _framed(version.encode())
-    return b"c" + _framed(struct.SerializeToString(deterministic=True))
+    key = object_key(struct)
+    return b"i" + _framed(key.encode()) if isinstance(key, str) else b"c" + _framed(key)
 
 
 def _framed(what: bytes) -> bytes:
