@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import registry
+from modelplane.runtime.dispatch import is_fatal
 
 V = TypeVar("V")
 
@@ -73,6 +75,21 @@ class Answers(Generic[V]):
         except Exception:  # naming only saves work: a request it cannot name is composed
             return None
 
+    def answer(
+        self,
+        req: fnv1.RunFunctionRequest,
+        compose: Callable[[], tuple[fnv1.RunFunctionResponse, V, int]],
+    ) -> tuple[V, bool]:
+        """The answer kept for a request named as ``req`` (and True); else ``compose``'s
+        (the response, the answer as sent, its size), kept for the next (and False)."""
+        name = self.name(req)
+        known = self.recall(name)
+        if known is not None:
+            return known, True
+        rsp, answer, size = compose()
+        self.keep(name, rsp, answer, size)
+        return answer, False
+
     def recall(self, name: bytes | None) -> V | None:
         """The response kept for a request of this name, if any."""
         if name is None:
@@ -88,7 +105,7 @@ class Answers(Generic[V]):
     def keep(self, name: bytes | None, rsp: fnv1.RunFunctionResponse, answer: V, size: int) -> None:
         """Keep ``answer`` (``rsp`` as it is sent, ``size`` bytes) for requests of this name,
         unless it is Fatal or too large to keep."""
-        if name is None or size > self._limit or _fatal(rsp):
+        if name is None or size > self._limit or is_fatal(rsp):
             return
         with self._lock:
             old = self._kept.pop(name, None)
@@ -101,7 +118,3 @@ class Answers(Generic[V]):
     def __len__(self) -> int:
         """How many responses are kept."""
         return len(self._kept)
-
-
-def _fatal(rsp: fnv1.RunFunctionResponse) -> bool:
-    return any(result.severity == fnv1.SEVERITY_FATAL for result in rsp.results)

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as structpb
 from modelplane.domain import dra as cel
 
 # The runtime's only names from the kit (one block, so the kit can move under it).
-from modelplane.kit import summarize
+from modelplane.kit import is_fatal, summarize
 from modelplane.registry import Compose
 from modelplane.runtime.protocol import DEADLINE_MESSAGE, deadline_of
 
@@ -36,6 +36,7 @@ __all__ = [
     "failed_in",
     "identify",
     "invalid_message",
+    "is_fatal",
     "run",
     "serialize_response",
 ]

@@ -79,16 +79,19 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def _answer(
         self, req: fnv1.RunFunctionRequest, budget: cel.CallBudget
     ) -> fnv1.RunFunctionResponse:
-        """The response sent before to a request named the same, else composed."""
-        name = self.answers.name(req)
-        known = self.answers.recall(name)
-        if known is not None:
-            answer = fnv1.RunFunctionResponse()
-            answer.CopyFrom(known)  # a copy: what a caller does with it is its own
-            return answer
-        rsp = dispatch.run(req, self.composers, self.log, budget)
-        self.answers.keep(name, rsp, rsp, rsp.ByteSize())
-        return rsp
+        """The response sent before to a request named the same (a copy: what a caller
+        does with it is its own), else composed."""
+
+        def compose() -> tuple[fnv1.RunFunctionResponse, fnv1.RunFunctionResponse, int]:
+            rsp = dispatch.run(req, self.composers, self.log, budget)
+            return rsp, rsp, rsp.ByteSize()
+
+        rsp, again = self.answers.answer(req, compose)
+        if not again:
+            return rsp
+        answer = fnv1.RunFunctionResponse()
+        answer.CopyFrom(rsp)
+        return answer
 
     def cancel_all(self) -> None:
         """Stop every call in progress at its next safe point (the server is stopping)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import mmap
 import os
 import signal
@@ -145,18 +146,22 @@ class Worker:
     ) -> bytes:
         """The response's bytes: as sent before to a request named the same (nothing
         composed, so the server is not told what), else composed."""
-        name = self.answers.name(req)
-        known = self.answers.recall(name)
-        if known is not None:
-            self.log.bind(tag=req.meta.tag).debug("answered as before", bytes=len(known))
-            return known
+        compose = functools.partial(self._composed, call_id, req, budget, what)
+        data, again = self.answers.answer(req, compose)
+        if again:
+            self.log.bind(tag=req.meta.tag).debug("answered as before", bytes=len(data))
+        return data
+
+    def _composed(
+        self, call_id: int, req: fnv1.RunFunctionRequest, budget: cel.CallBudget, what: str
+    ) -> tuple[fnv1.RunFunctionResponse, bytes, int]:
+        """Compose the call: its response, the response's bytes and their size."""
         # Which composite the call is for: the server's log line names it if this dies.
         text = " ".join(what.split())[:COMPOSITE_CHARS]
         self._send((call_id, COMPOSING, text.encode()))
         rsp = dispatch.run(req, self.composers, self.log, budget)
         data = dispatch.serialize_response(rsp)
-        self.answers.keep(name, rsp, data, len(data))
-        return data
+        return rsp, data, len(data)
 
     def _send(self, message: tuple[Any, ...]) -> None:
         """Send a message to the server; an outcome's bytes follow it as they are
