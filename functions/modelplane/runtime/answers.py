@@ -16,9 +16,10 @@ here).
 
 Naming a request reads the identity of every object it holds, so only requests whose
 tag was seen before are named (Crossplane tags a request with a digest of it: a fleet
-never seen does not pay for naming). A response with a Fatal result is not kept (a failure may come from the call, not the
-request: its memory, a nesting too deep for its stack). What is kept is bounded by
-:data:`ENTRIES` and :data:`KEPT_BYTES`, the least recently used going first.
+never seen does not pay for naming). A response with a Fatal result is not kept (a
+failure may come from the call, not the request: its memory, a nesting too deep for its
+stack). What is kept is bounded by :data:`ENTRIES` and :data:`KEPT_BYTES`, the least
+recently used going first.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import functools
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from crossplane.function import logging
@@ -32,6 +32,9 @@ from modelplane.runtime.address import listen_address, one_line
 from modelplane.runtime.errors import CrashLoopError, StartupError
 from modelplane.runtime.serving import serve, serve_workers
 from modelplane.runtime.tls import load_credentials
+
+if TYPE_CHECKING:  # imported when used: a pool's serving process never composes
+    from modelplane.runtime.runner import FunctionRunner
 
 # Fleet-scale requests (every InferenceCluster and ModelReplica of the fleet) run to
 # tens of MiB; gRPC's default 4 MiB would reject them. Crossplane itself sends up to
@@ -163,7 +166,7 @@ def select(functions: tuple[str, ...]) -> list[str]:
     return sorted(chosen)
 
 
-def _in_process(served: list[str]) -> Any:
+def _in_process(served: list[str]) -> FunctionRunner:
     """A runner composing ``served`` in this process (``--workers 1``): the one case where
     the serving process imports the functions."""
     from modelplane import registry  # noqa: PLC0415
