@@ -369,8 +369,12 @@ class Skipped:
     replica: ExistingReplica | None = None
 
 
+UNNAMED = "(unnamed)"
+"""How :attr:`Skipped.what` names an object without a name."""
+
+
 def _describe(kind: str, fields: Fields) -> str:
     meta = _lenient(fields.get("metadata", _EMPTY))
-    name = str(meta.get("name", _EMPTY).string_value) or "(unnamed)"
+    name = str(meta.get("name", _EMPTY).string_value) or UNNAMED
     namespace = str(meta.get("namespace", _EMPTY).string_value)
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"

@@ -66,6 +66,7 @@ from modelplane.planning.cache import CacheState
 from modelplane.planning.clusters import _cluster_or_skipped
 from modelplane.planning.fields import (
     _MISSING,
+    UNNAMED,
     Item,
     Skipped,
     T,
@@ -94,7 +95,7 @@ def _replica_named(read: ExistingReplica | Skipped | None) -> tuple[str, str] | 
 
 def _skipped_named(skipped: Skipped | None) -> str | None:
     """What cannot be read is named as its Warning names it (None: it has no name)."""
-    return skipped.what if skipped is not None and "(unnamed)" not in skipped.what else None
+    return skipped.what if skipped is not None and UNNAMED not in skipped.what else None
 
 
 # Fleet objects are keyed by identity (object_key): one seen before costs the decode of
